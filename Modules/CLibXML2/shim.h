@@ -1,0 +1,16 @@
+// libxml2, as CastStyleConfig sees it.
+// `xmlFree` is a mutable global function pointer, which Swift 6 rejects as not concurrency-safe;
+// it is wrapped as CLibXML2_free.
+#ifndef CLIBXML2_SHIM_H
+#define CLIBXML2_SHIM_H
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+#include <libxml/xmlschemas.h>
+
+static inline void CLibXML2_free(void *pointer) {
+    xmlFree(pointer);
+}
+
+#endif

@@ -1,0 +1,116 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One Cast v2 message: who sent it, to whom, on which namespace, and its payload.
+///
+/// This is the transport's unit, one per frame. JSON payloads stay as text here and are parsed by whoever
+/// knows the namespace (``json()``), because custom namespaces may carry any text.
+public struct CastMessage: Sendable, Hashable {
+    /// A message payload: text (JSON for every Google namespace) or bytes (device authentication).
+    public enum Payload: Sendable, Hashable {
+        case string(String)
+        case binary([UInt8])
+    }
+
+    /// The sending endpoint, for example `sender-0`, `receiver-0` or an app's transport id.
+    public var sourceID: String
+    /// The receiving endpoint, or `*` for a broadcast.
+    public var destinationID: String
+    /// The namespace that multiplexes this message, `urn:x-cast:…`.
+    public var namespace: String
+    /// The payload.
+    public var payload: Payload
+
+    /// Creates a message.
+    public init(sourceID: String, destinationID: String, namespace: String, payload: Payload) {
+        self.sourceID = sourceID
+        self.destinationID = destinationID
+        self.namespace = namespace
+        self.payload = payload
+    }
+
+    /// Creates a message with a JSON payload.
+    public init(sourceID: String, destinationID: String, namespace: String, json: JSONValue) {
+        self.init(sourceID: sourceID, destinationID: destinationID, namespace: namespace, payload: .string(json.jsonString))
+    }
+
+    /// The payload parsed as JSON.
+    ///
+    /// - Throws: ``CastTransportError`` with ``CastTransportError/Code/invalidPayload`` for binary payloads and
+    ///   text that is not JSON.
+    public func json() throws -> JSONValue {
+        guard case .string(let text) = payload else {
+            throw CastTransportError(.invalidPayload, "a binary payload on \(namespace) is not JSON")
+        }
+        return try JSONValue(parsing: text)
+    }
+
+    /// Whether this message is addressed to everyone.
+    public var isBroadcast: Bool { destinationID == "*" }
+}
+
+extension CastMessage: CustomStringConvertible {
+    public var description: String {
+        switch payload {
+        case .string(let text): return "\(sourceID) → \(destinationID) [\(namespace)] \(text)"
+        case .binary(let bytes): return "\(sourceID) → \(destinationID) [\(namespace)] <\(bytes.count) bytes>"
+        }
+    }
+}
+
+// MARK: - Protobuf mapping
+
+extension CastMessage {
+    /// Validates a decoded protobuf the way Chrome does and maps it, tolerating STRING payloads that arrive in
+    /// `payload_binary` (some receivers send them so).
+    package init(validating proto: ProtoCastMessage) throws {
+        guard !proto.sourceID.isEmpty, !proto.destinationID.isEmpty, !proto.namespace.isEmpty else {
+            throw CastTransportError(.missingRequiredFields, "a message has an empty source, destination or namespace")
+        }
+        if proto.continued {
+            throw CastTransportError(
+                .unsupportedProtocolVersion,
+                "chunked messages (protocol \(proto.protocolVersion)) are not supported"
+            )
+        }
+        switch proto.payloadType {
+        case .string:
+            if proto.hasPayloadUtf8 {
+                payload = .string(proto.payloadUtf8)
+            } else if proto.hasPayloadBinary, let text = String(validating: proto.payloadBinary, as: UTF8.self) {
+                payload = .string(text)
+            } else {
+                throw CastTransportError(.payloadMismatch, "a STRING message on \(proto.namespace) has no text payload")
+            }
+        case .binary:
+            guard proto.hasPayloadBinary else {
+                throw CastTransportError(.payloadMismatch, "a BINARY message on \(proto.namespace) has no binary payload")
+            }
+            payload = .binary(Array(proto.payloadBinary))
+        }
+        sourceID = proto.sourceID
+        destinationID = proto.destinationID
+        namespace = proto.namespace
+    }
+
+    /// The protobuf form sent on the wire (protocol version CASTV2_1_0, as every known peer sends).
+    package var proto: ProtoCastMessage {
+        var proto = ProtoCastMessage()
+        proto.protocolVersion = .castv210
+        proto.sourceID = sourceID
+        proto.destinationID = destinationID
+        proto.namespace = namespace
+        switch payload {
+        case .string(let text):
+            proto.payloadType = .string
+            proto.payloadUtf8 = text
+        case .binary(let bytes):
+            proto.payloadType = .binary
+            proto.payloadBinary = Data(bytes)
+        }
+        return proto
+    }
+}

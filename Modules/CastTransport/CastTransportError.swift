@@ -1,0 +1,75 @@
+/// The one error type CastTransport throws.
+///
+/// Errors are compared by ``code``; the ``message`` says what happened in words a person can act on.
+/// New codes can be added without breaking callers, which is why this is a struct and not an enum.
+public struct CastTransportError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is; stable, suitable for `switch`-like matching with `==` and for metrics.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case emptyFrame, frameTooLarge, truncatedFrame, malformedMessage, missingRequiredFields
+            case payloadMismatch, unsupportedProtocolVersion, messageTooLarge, invalidPayload
+            case connectFailed, tlsHandshakeFailed, tlsFailure, notTLS
+            case connectionClosed, heartbeatTimeout, requestTimedOut, notConnected, invalidNamespace
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// A frame declared a body length of zero.
+        public static let emptyFrame = Code(.emptyFrame)
+        /// A frame declared a body longer than the 64 KiB limit; rejected before any of it is buffered.
+        public static let frameTooLarge = Code(.frameTooLarge)
+        /// The connection ended in the middle of a frame.
+        public static let truncatedFrame = Code(.truncatedFrame)
+        /// A frame's body is not a decodable `CastMessage` protobuf.
+        public static let malformedMessage = Code(.malformedMessage)
+        /// A frame's body decoded but lacks a field the protocol requires (source, destination, namespace, …).
+        public static let missingRequiredFields = Code(.missingRequiredFields)
+        /// The payload field does not match `payload_type` (for example BINARY with no binary payload).
+        public static let payloadMismatch = Code(.payloadMismatch)
+        /// The message uses a protocol version this library does not speak (chunked v1.1/v1.2 messages).
+        public static let unsupportedProtocolVersion = Code(.unsupportedProtocolVersion)
+        /// An outgoing message would exceed the 64 KiB frame limit.
+        public static let messageTooLarge = Code(.messageTooLarge)
+        /// A STRING payload is not the JSON object the namespace requires.
+        public static let invalidPayload = Code(.invalidPayload)
+        /// The TCP connection could not be established (refused, unreachable, timed out).
+        public static let connectFailed = Code(.connectFailed)
+        /// The TLS handshake failed; the message carries OpenSSL's reason.
+        public static let tlsHandshakeFailed = Code(.tlsHandshakeFailed)
+        /// TLS failed after the handshake (bad record, unexpected alert, …).
+        public static let tlsFailure = Code(.tlsFailure)
+        /// The peer sent bytes that are not TLS at all.
+        public static let notTLS = Code(.notTLS)
+        /// The connection is closed, or closed while the operation was outstanding.
+        public static let connectionClosed = Code(.connectionClosed)
+        /// No inbound traffic for longer than the heartbeat's dead-peer limit.
+        public static let heartbeatTimeout = Code(.heartbeatTimeout)
+        /// A request got no reply within its timeout.
+        public static let requestTimedOut = Code(.requestTimedOut)
+        /// The operation needs a connection (or virtual connection) that does not exist.
+        public static let notConnected = Code(.notConnected)
+        /// A namespace does not have the `urn:x-cast:` form.
+        public static let invalidNamespace = Code(.invalidNamespace)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A human-readable explanation.
+    public var message: String
+    /// The underlying error, when there is one (an OpenSSL error stack, a protobuf decoding error, an I/O error).
+    public var cause: (any Error)?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String {
+        if let cause { return "\(code): \(message) (\(cause))" }
+        return "\(code): \(message)"
+    }
+}

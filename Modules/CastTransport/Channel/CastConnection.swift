@@ -1,0 +1,434 @@
+import CastLogging
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// What happens to a connection, as seen by the layers above it.
+public enum CastConnectionEvent: Sendable, Hashable {
+    /// TCP and TLS are up (after the first connect and after every ``CastConnection/reconnect()``).
+    case connected
+    /// The transport ended; `nil` when we closed it ourselves, otherwise the reason (peer closed, heartbeat
+    /// timeout, malformed frame, …).
+    case disconnected(CastTransportError.Code?)
+    /// The peer closed the virtual connection from `endpoint` (its app stopped or was replaced).
+    case virtualConnectionClosed(endpoint: String)
+}
+
+/// One TLS connection to a Cast device (or, on the server side, from a sender): framing, heartbeat, virtual
+/// connections and request/response correlation.
+///
+/// A connection is event driven on a SwiftNIO event loop: it owns no thread, so one process can hold thousands.
+/// Inbound messages are offered to any number of subscribers through ``messages()``; requests are `async` and
+/// resume when the reply with their `requestId` arrives, when their timeout passes, or when the connection ends.
+///
+/// ```swift
+/// let connection = try await CastConnection.connect(host: "192.168.1.20")
+/// try await connection.openVirtualConnection(to: CastEndpoint.receiver)
+/// let status = try await connection.request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver,
+///                                           payload: ["type": "GET_STATUS"])
+/// ```
+public final class CastConnection: Sendable {
+    /// Settings for one connection. Every value has a documented default.
+    public struct Configuration: Sendable {
+        /// Our endpoint id, the source of what we send and a destination we accept. Defaults to `sender-0`.
+        public var localID = CastEndpoint.sender
+        /// The peer's platform endpoint, the target of heartbeat PINGs. Defaults to `receiver-0`.
+        public var peerID = CastEndpoint.receiver
+        /// Limit for TCP connect and, separately, for the TLS handshake. Defaults to 10 s.
+        public var connectTimeout: Duration = .seconds(10)
+        /// Default limit for a request's reply. Defaults to 10 s.
+        public var requestTimeout: Duration = .seconds(10)
+        /// Keep-alive: ping after 5 s of silence, dead after 15 s.
+        public var heartbeat = HeartbeatConfiguration()
+        /// The `userAgent` sent in CONNECT.
+        public var userAgent = CastTransportVersion.userAgent
+        /// Deliver only messages addressed to ``localID`` or `*` (replies are matched regardless). Servers turn
+        /// this off because they host many endpoints. Defaults to `true`.
+        public var filtersByDestination = true
+
+        /// The defaults.
+        public init() {}
+    }
+
+    private struct State {
+        var channel: (any Channel)?
+        var endpoints: [String] = []
+        var nextRequestID = 1
+        var isClosed = false
+    }
+
+    /// The peer's host name or address.
+    public let host: String
+    /// The peer's TCP port.
+    public let port: Int
+    /// The settings this connection was made with.
+    public let configuration: Configuration
+
+    private let state = Mutex(State())
+    private let tlsContext: TLSContext
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let inbound = EventBroadcaster<CastMessage>()
+    private let lifecycle = EventBroadcaster<CastConnectionEvent>()
+    private let isServerSide: Bool
+
+    private init(
+        host: String,
+        port: Int,
+        configuration: Configuration,
+        tlsContext: TLSContext,
+        eventLoopGroup: any EventLoopGroup,
+        isServerSide: Bool,
+        logger: Logger
+    ) {
+        self.host = host
+        self.port = port
+        self.configuration = configuration
+        self.tlsContext = tlsContext
+        self.eventLoopGroup = eventLoopGroup
+        self.isServerSide = isServerSide
+        var logger = logger.withCategory(CastLogCategory.transportChannel)
+        logger[metadataKey: CastLogMetadataKey.peer] = "\(host):\(port)"
+        self.logger = logger
+    }
+
+    // MARK: - Connecting
+
+    /// Connects to a Cast device over TLS.
+    ///
+    /// - Parameters:
+    ///   - host: A host name or address.
+    ///   - port: The Cast port; 8009 for devices, another port for speaker groups.
+    ///   - configuration: Timeouts, heartbeat and identity.
+    ///   - tlsContext: TLS settings; by default a shared client context (no certificate verification).
+    ///   - eventLoopGroup: Where the connection's I/O runs.
+    ///   - logger: Where the connection logs; silent by default.
+    /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/connectFailed``,
+    ///   ``CastTransportError/Code/tlsHandshakeFailed`` or ``CastTransportError/Code/notTLS``.
+    public static func connect(
+        host: String,
+        port: Int = 8009,
+        configuration: Configuration = Configuration(),
+        tlsContext: TLSContext? = nil,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = .castDisabled
+    ) async throws -> CastConnection {
+        let connection = CastConnection(
+            host: host,
+            port: port,
+            configuration: configuration,
+            tlsContext: try tlsContext ?? .sharedClient(),
+            eventLoopGroup: eventLoopGroup,
+            isServerSide: false,
+            logger: logger
+        )
+        try await connection.establish()
+        return connection
+    }
+
+    /// Closes the current transport, if any, and connects again; every virtual connection that was open is
+    /// re-opened with a new CONNECT. The session layer calls this to recover from a lost connection.
+    public func reconnect() async throws {
+        guard !isServerSide else {
+            throw CastTransportError(.notConnected, "a server-side connection cannot reconnect")
+        }
+        let old = state.withLock { state -> (any Channel)? in
+            state.isClosed = false
+            defer { state.channel = nil }
+            return state.channel
+        }
+        if let old { try? await old.close() }
+        try await establish()
+    }
+
+    private func establish() async throws {
+        let eventLoop = eventLoopGroup.next()
+        let handshake = eventLoop.makePromise(of: Void.self)
+        let pipeline = makePipeline()
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(TimeAmount(configuration.connectTimeout))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { [weak self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    guard let self else { throw CastTransportError(.connectionClosed, "the connection was released") }
+                    try pipeline.install(on: channel, handshakePromise: handshake, router: self.makeRouter(for: channel))
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: host, port: port).get()
+        } catch {
+            handshake.fail(error)
+            throw CastTransportError(
+                .connectFailed,
+                "cannot connect to \(host):\(port): \(error)",
+                cause: error
+            )
+        }
+        do {
+            try await handshake.futureResult.get()
+        } catch {
+            try? await channel.close()
+            throw error as? CastTransportError
+                ?? CastTransportError(.tlsHandshakeFailed, "TLS failed", cause: error)
+        }
+        let endpoints = state.withLock { state in
+            state.channel = channel
+            return state.endpoints
+        }
+        logger.debug("connected")
+        lifecycle.yield(.connected)
+        for endpoint in endpoints {
+            try await send(namespace: CastNamespace.connection, to: endpoint, payload: connectPayload)
+        }
+    }
+
+    private var connectPayload: JSONValue { .connectPayload(userAgent: configuration.userAgent) }
+
+    private func makePipeline() -> CastPipeline {
+        CastPipeline(
+            tlsContext: tlsContext,
+            handshakeTimeout: TimeAmount(configuration.connectTimeout),
+            heartbeat: configuration.heartbeat,
+            localID: configuration.localID,
+            peerID: configuration.peerID,
+            logger: logger
+        )
+    }
+
+    private func makeRouter(for channel: any Channel) -> CastMessageRouter {
+        CastMessageRouter(
+            acceptedDestinations: configuration.filtersByDestination ? [configuration.localID] : nil,
+            logger: logger,
+            deliver: { [weak self] message in self?.handleInbound(message) },
+            closed: { [weak self, weak channel] error in
+                guard let self else { return }
+                self.handleClosed(channel: channel, error: error)
+            }
+        )
+    }
+
+    private func handleInbound(_ message: CastMessage) {
+        if message.namespace == CastNamespace.connection,
+            (try? message.json())?["type"]?.stringValue == "CLOSE"
+        {
+            let removed = state.withLock { state -> Bool in
+                guard let index = state.endpoints.firstIndex(of: message.sourceID) else { return false }
+                state.endpoints.remove(at: index)
+                return true
+            }
+            if removed || !configuration.filtersByDestination {
+                lifecycle.yield(.virtualConnectionClosed(endpoint: message.sourceID))
+            }
+        }
+        inbound.yield(message)
+    }
+
+    private func handleClosed(channel: (any Channel)?, error: CastTransportError?) {
+        let (wasCurrent, closedByUs) = state.withLock { state -> (Bool, Bool) in
+            guard let current = state.channel, let channel, current === channel else { return (false, state.isClosed) }
+            state.channel = nil
+            return (true, state.isClosed)
+        }
+        guard wasCurrent || closedByUs else { return }
+        logger.debug("disconnected", metadata: ["cast.error": "\(error.map { "\($0)" } ?? "none")"])
+        lifecycle.yield(.disconnected(closedByUs ? nil : (error?.code ?? .connectionClosed)))
+        if closedByUs || isServerSide {
+            inbound.finish()
+            lifecycle.finish()
+        }
+    }
+
+    // MARK: - Server side
+
+    /// Wraps a channel a ``CastServer`` accepted. The pipeline is installed here; the caller subscribes before
+    /// the first read happens.
+    static func accepted(
+        channel: any Channel,
+        configuration: Configuration,
+        tlsContext: TLSContext,
+        logger: Logger
+    ) throws -> CastConnection {
+        let remote = channel.remoteAddress
+        let connection = CastConnection(
+            host: remote?.ipAddress ?? "unknown",
+            port: remote?.port ?? 0,
+            configuration: configuration,
+            tlsContext: tlsContext,
+            eventLoopGroup: channel.eventLoop,
+            isServerSide: true,
+            logger: logger
+        )
+        connection.state.withLock { $0.channel = channel }
+        try connection.makePipeline().install(
+            on: channel,
+            handshakePromise: nil,
+            router: connection.makeRouter(for: channel)
+        )
+        return connection
+    }
+
+    // MARK: - Subscriptions
+
+    /// A new, independent stream of every inbound message addressed to us or to `*` (replies included; heartbeat
+    /// traffic excluded). It ends when the connection is closed for good.
+    public func messages() -> AsyncStream<CastMessage> { inbound.makeStream() }
+
+    /// A new, independent stream of connection events. It ends when the connection is closed for good.
+    public func events() -> AsyncStream<CastConnectionEvent> { lifecycle.makeStream() }
+
+    // MARK: - Sending
+
+    /// Whether the transport is currently up.
+    public var isConnected: Bool { state.withLock { $0.channel?.isActive ?? false } }
+
+    /// The endpoints we hold virtual connections to, in the order they were opened.
+    public var virtualConnections: [String] { state.withLock { $0.endpoints } }
+
+    private func currentChannel() throws -> any Channel {
+        guard let channel = state.withLock({ $0.channel }) else {
+            throw CastTransportError(.notConnected, "not connected to \(host):\(port)")
+        }
+        return channel
+    }
+
+    /// Sends one message as it is.
+    ///
+    /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/notConnected``,
+    ///   ``CastTransportError/Code/messageTooLarge`` or ``CastTransportError/Code/connectionClosed``.
+    public func send(_ message: CastMessage) async throws {
+        let channel = try currentChannel()
+        do {
+            try await channel.writeAndFlush(RouterCommand.send(message)).get()
+        } catch let error as CastTransportError {
+            throw error
+        } catch {
+            throw CastTransportError(.connectionClosed, "sending failed: \(error)", cause: error)
+        }
+    }
+
+    /// Sends a JSON message from our endpoint (or `source`) to `destination`.
+    public func send(namespace: String, to destination: String, payload: JSONValue, from source: String? = nil)
+        async throws
+    {
+        try await send(
+            CastMessage(
+                sourceID: source ?? configuration.localID,
+                destinationID: destination,
+                namespace: namespace,
+                json: payload
+            )
+        )
+    }
+
+    /// Sends a JSON request and waits for the reply carrying the same `requestId`.
+    ///
+    /// A fresh `requestId` (unique on this connection, never 0) is added to `payload`.
+    ///
+    /// - Parameters:
+    ///   - namespace: The namespace, e.g. ``CastNamespace/receiver``.
+    ///   - destination: The endpoint, e.g. `receiver-0` or an app's transport id.
+    ///   - payload: A JSON object with at least a `type`.
+    ///   - timeout: Overrides ``Configuration/requestTimeout``.
+    /// - Returns: The reply message; its JSON carries the type (for example `RECEIVER_STATUS` or an error type).
+    /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/requestTimedOut``,
+    ///   ``CastTransportError/Code/connectionClosed``, ``CastTransportError/Code/notConnected`` or
+    ///   ``CastTransportError/Code/invalidPayload`` when `payload` is not an object; `CancellationError` when the
+    ///   task is cancelled.
+    public func request(
+        namespace: String,
+        to destination: String,
+        payload: JSONValue,
+        from source: String? = nil,
+        timeout: Duration? = nil
+    ) async throws -> CastMessage {
+        guard case .object(var object) = payload else {
+            throw CastTransportError(.invalidPayload, "a request payload must be a JSON object")
+        }
+        let channel = try currentChannel()
+        let requestID = state.withLock { state in
+            defer { state.nextRequestID = state.nextRequestID == Int(Int32.max) ? 1 : state.nextRequestID + 1 }
+            return state.nextRequestID
+        }
+        object["requestId"] = .number(Double(requestID))
+        let message = CastMessage(
+            sourceID: source ?? configuration.localID,
+            destinationID: destination,
+            namespace: namespace,
+            json: .object(object)
+        )
+        let promise = channel.eventLoop.makePromise(of: CastMessage.self)
+        let command = RouterCommand.request(
+            message,
+            requestID: requestID,
+            timeout: TimeAmount(timeout ?? configuration.requestTimeout),
+            promise: promise
+        )
+        channel.writeAndFlush(command, promise: nil)
+        return try await withTaskCancellationHandler {
+            try await promise.futureResult.get()
+        } onCancel: {
+            promise.fail(CancellationError())
+        }
+    }
+
+    // MARK: - Virtual connections
+
+    /// Opens a virtual connection to `endpoint` with CONNECT (cast-protocol.md §3.1) and remembers it, so it is
+    /// re-opened after ``reconnect()``. Opening one that is already open sends CONNECT again (harmless).
+    public func openVirtualConnection(to endpoint: String) async throws {
+        try await send(namespace: CastNamespace.connection, to: endpoint, payload: connectPayload)
+        state.withLock { state in
+            if !state.endpoints.contains(endpoint) { state.endpoints.append(endpoint) }
+        }
+    }
+
+    /// Closes the virtual connection to `endpoint` with CLOSE and forgets it.
+    public func closeVirtualConnection(to endpoint: String) async throws {
+        state.withLock { $0.endpoints.removeAll { $0 == endpoint } }
+        try await send(namespace: CastNamespace.connection, to: endpoint, payload: ["type": "CLOSE", "reasonCode": 5])
+    }
+
+    /// Closes every virtual connection, then the transport (TLS close_notify), and ends all subscriptions.
+    public func close() async {
+        let (channel, endpoints) = state.withLock { state in
+            state.isClosed = true
+            return (state.channel, state.endpoints)
+        }
+        guard let channel else {
+            inbound.finish()
+            lifecycle.finish()
+            return
+        }
+        if !isServerSide {
+            for endpoint in endpoints.reversed() {
+                try? await send(namespace: CastNamespace.connection, to: endpoint, payload: ["type": "CLOSE", "reasonCode": 5])
+            }
+        }
+        try? await channel.close()
+        try? await channel.closeFuture.get()
+    }
+
+    /// Writes raw bytes below the framing layer (for the emulator's malformed-frame fault).
+    package func writeRawFrameBytes(_ bytes: [UInt8]) async throws {
+        let channel = try currentChannel()
+        try await channel.eventLoop.submit {
+            let context = try channel.pipeline.syncOperations.context(
+                handlerType: MessageToByteHandler<CastMessageEncoder>.self
+            )
+            context.writeAndFlush(NIOAny(channel.allocator.buffer(bytes: bytes)), promise: nil)
+        }.get()
+    }
+}
+
+extension TLSContext {
+    private static let client: Result<TLSContext, CastTransportError> = {
+        do { return .success(try TLSContext.makeClientContext()) } catch {
+            return .failure(error as? CastTransportError ?? CastTransportError(.tlsFailure, "\(error)"))
+        }
+    }()
+
+    /// One client context per process: creating contexts is comparatively expensive and they are shareable.
+    static func sharedClient() throws -> TLSContext { try client.get() }
+}

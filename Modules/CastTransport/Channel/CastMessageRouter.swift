@@ -1,0 +1,137 @@
+import CastLogging
+import Logging
+import NIOCore
+
+/// What the connection asks the router to put on the wire.
+enum RouterCommand {
+    /// A message that expects no reply.
+    case send(CastMessage)
+    /// A request whose reply carries `requestID`; `promise` gets the reply, a timeout or the connection's end.
+    case request(CastMessage, requestID: Int, timeout: TimeAmount, promise: EventLoopPromise<CastMessage>)
+}
+
+/// The top of every Cast pipeline: correlates replies with requests by `requestId`, hands every accepted
+/// inbound message to the connection, and turns the channel's end into one error for everything outstanding.
+///
+/// A reply matches its request whatever its destination (devices address replies to `*`); other messages are
+/// delivered only when addressed to an accepted destination or to `*`.
+final class CastMessageRouter: ChannelDuplexHandler {
+    typealias InboundIn = CastMessage
+    typealias OutboundIn = RouterCommand
+    typealias OutboundOut = CastMessage
+
+    private struct Outstanding {
+        var promise: EventLoopPromise<CastMessage>
+        var timer: Scheduled<Void>
+    }
+
+    private let acceptedDestinations: Set<String>?
+    private let deliver: (CastMessage) -> Void
+    private let closed: (CastTransportError?) -> Void
+    private let logger: Logger
+    private var outstanding: [Int: Outstanding] = [:]
+    private var failure: CastTransportError?
+    private var isClosed = false
+
+    /// - Parameters:
+    ///   - acceptedDestinations: The ids whose messages are delivered besides `*`; `nil` delivers all (servers).
+    ///   - deliver: Called on the event loop for each accepted message, replies included.
+    ///   - closed: Called once on the event loop when the channel ends, with the error that ended it, if any.
+    init(
+        acceptedDestinations: Set<String>?,
+        logger: Logger,
+        deliver: @escaping (CastMessage) -> Void,
+        closed: @escaping (CastTransportError?) -> Void
+    ) {
+        self.acceptedDestinations = acceptedDestinations
+        self.logger = logger
+        self.deliver = deliver
+        self.closed = closed
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let message = unwrapInboundIn(data)
+        if case .string = message.payload, let requestID = (try? message.json())?["requestId"]?.intValue,
+            requestID != 0, let entry = outstanding.removeValue(forKey: requestID)
+        {
+            entry.timer.cancel()
+            entry.promise.succeed(message)
+        } else if let accepted = acceptedDestinations, message.destinationID != CastEndpoint.broadcast,
+            !accepted.contains(message.destinationID)
+        {
+            logger.trace(
+                "dropping a message for another endpoint",
+                metadata: ["cast.destination": "\(message.destinationID)", "cast.namespace": "\(message.namespace)"]
+            )
+            return
+        }
+        deliver(message)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .send(let message):
+            context.write(wrapOutboundOut(message), promise: promise)
+        case .request(let message, let requestID, let timeout, let replyPromise):
+            guard !isClosed else {
+                let error = closedError()
+                replyPromise.fail(error)
+                promise?.fail(error)
+                return
+            }
+            let timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
+                guard let self, let entry = self.outstanding.removeValue(forKey: requestID) else { return }
+                entry.promise.fail(
+                    CastTransportError(.requestTimedOut, "no reply to request \(requestID) on \(message.namespace)")
+                )
+            }
+            outstanding[requestID] = Outstanding(promise: replyPromise, timer: timer)
+            let writePromise = context.eventLoop.makePromise(of: Void.self)
+            writePromise.futureResult.assumeIsolated().whenFailure { [weak self] error in
+                guard let self, let entry = self.outstanding.removeValue(forKey: requestID) else { return }
+                entry.timer.cancel()
+                entry.promise.fail(error)
+            }
+            writePromise.futureResult.cascade(to: promise)
+            context.write(wrapOutboundOut(message), promise: writePromise)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let transportError =
+            error as? CastTransportError
+            ?? CastTransportError(.connectionClosed, "the connection failed", cause: error)
+        if failure == nil { failure = transportError }
+        logger.debug("connection error, closing", metadata: ["cast.error": "\(transportError)"])
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        isClosed = true
+        let error = closedError()
+        let entries = outstanding
+        outstanding = [:]
+        for (_, entry) in entries {
+            entry.timer.cancel()
+            entry.promise.fail(error)
+        }
+        closed(failure)
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        let entries = outstanding
+        outstanding = [:]
+        for (_, entry) in entries {
+            entry.timer.cancel()
+            entry.promise.fail(closedError())
+        }
+    }
+
+    private func closedError() -> CastTransportError {
+        if let failure {
+            return CastTransportError(.connectionClosed, "the connection was lost: \(failure.message)", cause: failure)
+        }
+        return CastTransportError(.connectionClosed, "the connection is closed")
+    }
+}

@@ -1,0 +1,36 @@
+import CastLogging
+import Logging
+import NIOCore
+
+/// The handlers every Cast connection runs, client or server side, bottom to top:
+/// TLS → frame decoder/encoder → heartbeat → router.
+struct CastPipeline {
+    var tlsContext: TLSContext
+    var handshakeTimeout: TimeAmount
+    var heartbeat: HeartbeatConfiguration
+    var localID: String
+    var peerID: String
+    var logger: Logger
+
+    func install(
+        on channel: any Channel,
+        handshakePromise: EventLoopPromise<Void>?,
+        router: CastMessageRouter
+    ) throws {
+        let operations = channel.pipeline.syncOperations
+        try operations.addHandler(
+            TLSHandler(context: tlsContext, handshakeTimeout: handshakeTimeout, handshakePromise: handshakePromise)
+        )
+        try operations.addHandler(ByteToMessageHandler(CastMessageDecoder()))
+        try operations.addHandler(MessageToByteHandler(CastMessageEncoder()))
+        try operations.addHandler(
+            HeartbeatHandler(
+                configuration: heartbeat,
+                localID: localID,
+                peerID: peerID,
+                logger: logger.withCategory(CastLogCategory.transportHeartbeat)
+            )
+        )
+        try operations.addHandler(router)
+    }
+}

@@ -1,0 +1,152 @@
+import CastLogging
+import Logging
+import NIOCore
+
+/// Keep-alive settings for one connection (cast-protocol.md §4).
+public struct HeartbeatConfiguration: Sendable, Hashable {
+    /// Send a PING after this long without inbound traffic, and again each time it passes. Defaults to 5 s, as
+    /// Chrome does. `nil` never pings.
+    public var pingInterval: Duration? = .seconds(5)
+    /// Declare the peer dead after this long without inbound traffic. Defaults to 15 s (Chrome's 5 s ping plus
+    /// 10 s liveness). `nil` never gives up.
+    public var deadAfter: Duration? = .seconds(15)
+    /// Answer the peer's PINGs with PONG. Always on for real peers; the emulator turns it off to fake a stuck
+    /// device.
+    public var answersPings = true
+
+    /// The defaults: ping after 5 s of silence, dead after 15 s, answer every PING.
+    public init() {}
+
+    /// Custom values.
+    public init(pingInterval: Duration?, deadAfter: Duration?, answersPings: Bool = true) {
+        self.pingInterval = pingInterval
+        self.deadAfter = deadAfter
+        self.answersPings = answersPings
+    }
+}
+
+/// Answers PINGs, sends PINGs when the line goes quiet and closes the connection when the peer stays silent.
+///
+/// Time comes from the channel's event loop (`eventLoop.now` and scheduled tasks), so tests drive it with an
+/// `EmbeddedEventLoop` and `advanceTime(by:)` instead of sleeping. Any inbound message counts as traffic.
+/// Heartbeat messages are consumed here; everything else passes through.
+final class HeartbeatHandler: ChannelDuplexHandler {
+    typealias InboundIn = CastMessage
+    typealias InboundOut = CastMessage
+    typealias OutboundIn = CastMessage
+    typealias OutboundOut = CastMessage
+
+    private let configuration: HeartbeatConfiguration
+    private let localID: String
+    private let peerID: String
+    private let logger: Logger
+    private var lastInbound: NIODeadline?
+    private var lastPing: NIODeadline?
+    private var timer: Scheduled<Void>?
+
+    /// Number of PINGs answered, for tests and diagnostics.
+    private(set) var pongsSent = 0
+
+    init(configuration: HeartbeatConfiguration, localID: String, peerID: String, logger: Logger) {
+        self.configuration = configuration
+        self.localID = localID
+        self.peerID = peerID
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { start(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    private func start(context: ChannelHandlerContext) {
+        guard lastInbound == nil else { return }
+        lastInbound = context.eventLoop.now
+        schedule(context: context)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let message = unwrapInboundIn(data)
+        lastInbound = context.eventLoop.now
+        lastPing = nil
+        guard message.namespace == CastNamespace.heartbeat else {
+            context.fireChannelRead(data)
+            return
+        }
+        let type = (try? message.json())?["type"]?.stringValue
+        if type == "PING", configuration.answersPings {
+            pongsSent += 1
+            let pong = CastMessage(
+                sourceID: message.destinationID == CastEndpoint.broadcast ? localID : message.destinationID,
+                destinationID: message.sourceID,
+                namespace: CastNamespace.heartbeat,
+                json: ["type": "PONG"]
+            )
+            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+        }
+    }
+
+    private func schedule(context: ChannelHandlerContext) {
+        timer?.cancel()
+        guard let lastInbound else { return }
+        var next: NIODeadline?
+        if let deadAfter = configuration.deadAfter {
+            next = lastInbound + TimeAmount(deadAfter)
+        }
+        if let interval = configuration.pingInterval {
+            let ping = (lastPing ?? lastInbound) + TimeAmount(interval)
+            next = next.map { min($0, ping) } ?? ping
+        }
+        guard let next else { return }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: next) { [weak self] in
+            self?.tick(context: context)
+        }
+    }
+
+    private func tick(context: ChannelHandlerContext) {
+        guard context.channel.isActive, let lastInbound else { return }
+        let now = context.eventLoop.now
+        if let deadAfter = configuration.deadAfter, now >= lastInbound + TimeAmount(deadAfter) {
+            logger.debug("peer silent for too long, closing")
+            let error = CastTransportError(.heartbeatTimeout, "no traffic from the peer for \(deadAfter)")
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+            return
+        }
+        if let interval = configuration.pingInterval, now >= (lastPing ?? lastInbound) + TimeAmount(interval) {
+            lastPing = now
+            logger.trace("sending PING")
+            let ping = CastMessage(
+                sourceID: localID,
+                destinationID: peerID,
+                namespace: CastNamespace.heartbeat,
+                json: ["type": "PING"]
+            )
+            context.writeAndFlush(wrapOutboundOut(ping), promise: nil)
+        }
+        schedule(context: context)
+    }
+}
+
+extension TimeAmount {
+    /// Converts a Swift `Duration`, rounding to nanoseconds.
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,117 @@
+import NIOCore
+import SwiftProtobuf
+
+/// The Cast v2 frame limits.
+public enum CastFrame {
+    /// The largest frame body a peer may send or receive: 64 KiB, as Chrome and openscreen enforce.
+    public static let maximumBodyLength = 65_536
+    /// The size of the big-endian length prefix.
+    public static let headerLength = 4
+}
+
+/// Splits the TLS plaintext stream into `CastMessage`s: a 4-byte big-endian length, then that many bytes of
+/// protobuf.
+///
+/// The declared length is checked against ``CastFrame/maximumBodyLength`` before anything is buffered, so a
+/// hostile length costs no memory. Each malformed frame throws its own ``CastTransportError`` code; the
+/// connection handler then closes the connection.
+struct CastMessageDecoder: ByteToMessageDecoder {
+    typealias InboundOut = CastMessage
+
+    var maximumBodyLength = CastFrame.maximumBodyLength
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let message = try decodeFrame(from: &buffer) else { return .needMoreData }
+        context.fireChannelRead(wrapInboundOut(message))
+        return .continue
+    }
+
+    mutating func decodeLast(
+        context: ChannelHandlerContext,
+        buffer: inout ByteBuffer,
+        seenEOF: Bool
+    ) throws -> DecodingState {
+        if let message = try decodeFrame(from: &buffer) {
+            context.fireChannelRead(wrapInboundOut(message))
+            return .continue
+        }
+        if buffer.readableBytes > 0 {
+            let count = buffer.readableBytes
+            buffer.moveReaderIndex(forwardBy: count)
+            throw CastTransportError(.truncatedFrame, "the connection ended \(count) bytes into an unfinished frame")
+        }
+        return .needMoreData
+    }
+
+    /// One frame from `buffer`, or `nil` when more bytes are needed.
+    func decodeFrame(from buffer: inout ByteBuffer) throws -> CastMessage? {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
+            return nil
+        }
+        guard length > 0 else {
+            throw CastTransportError(.emptyFrame, "a frame declared an empty body")
+        }
+        guard length <= maximumBodyLength else {
+            throw CastTransportError(
+                .frameTooLarge,
+                "a frame declared \(length) bytes, more than the \(maximumBodyLength)-byte limit"
+            )
+        }
+        guard buffer.readableBytes >= CastFrame.headerLength + Int(length) else { return nil }
+        buffer.moveReaderIndex(forwardBy: CastFrame.headerLength)
+        let body = buffer.readBytes(length: Int(length))!
+        return try Self.decodeMessage(body)
+    }
+
+    /// Decodes and validates one frame body.
+    static func decodeMessage(_ body: [UInt8]) throws -> CastMessage {
+        let proto: ProtoCastMessage
+        do {
+            proto = try ProtoCastMessage(serializedBytes: body)
+        } catch BinaryDecodingError.missingRequiredFields {
+            throw CastTransportError(.missingRequiredFields, "a frame lacks required CastMessage fields")
+        } catch {
+            throw CastTransportError(.malformedMessage, "a frame is not a CastMessage protobuf", cause: error)
+        }
+        return try CastMessage(validating: proto)
+    }
+}
+
+/// Frames outgoing `CastMessage`s; a message over the 64 KiB limit fails its write with
+/// ``CastTransportError/Code/messageTooLarge`` instead of producing a frame peers would reject.
+struct CastMessageEncoder: MessageToByteEncoder {
+    typealias OutboundIn = CastMessage
+
+    func encode(data: CastMessage, out: inout ByteBuffer) throws {
+        let body: [UInt8] = try data.proto.serializedBytes()
+        guard body.count <= CastFrame.maximumBodyLength else {
+            throw CastTransportError(
+                .messageTooLarge,
+                "a \(body.count)-byte message on \(data.namespace) exceeds the \(CastFrame.maximumBodyLength)-byte limit"
+            )
+        }
+        out.writeInteger(UInt32(body.count), endianness: .big)
+        out.writeBytes(body)
+    }
+}
+
+extension CastMessage {
+    /// The complete frame for this message, length prefix included (for tests, logs and raw writers).
+    public func encodedFrame() throws -> [UInt8] {
+        var buffer = ByteBuffer()
+        try CastMessageEncoder().encode(data: self, out: &buffer)
+        return Array(buffer.readableBytesView)
+    }
+
+    /// Decodes one complete frame (length prefix included), with the same checks the connection applies.
+    public init(frame: [UInt8]) throws {
+        var buffer = ByteBuffer(bytes: frame)
+        guard let message = try CastMessageDecoder().decodeFrame(from: &buffer) else {
+            throw CastTransportError(.truncatedFrame, "the frame is shorter than its declared length")
+        }
+        guard buffer.readableBytes == 0 else {
+            throw CastTransportError(.malformedMessage, "\(buffer.readableBytes) bytes follow the frame")
+        }
+        self = message
+    }
+}

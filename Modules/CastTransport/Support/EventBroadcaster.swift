@@ -1,0 +1,57 @@
+import Synchronization
+
+/// Fans one source of events out to any number of independent `AsyncStream` subscribers.
+///
+/// Each call to ``makeStream(bufferingPolicy:)`` gets its own stream; ending iteration unsubscribes. Elements are
+/// yielded outside the lock so a consumer's work never runs while the broadcaster is locked.
+package final class EventBroadcaster<Element: Sendable>: Sendable {
+    private struct State {
+        var nextID = 0
+        var continuations: [Int: AsyncStream<Element>.Continuation] = [:]
+        var isFinished = false
+    }
+
+    private let state = Mutex(State())
+
+    package init() {}
+
+    /// A new subscription.
+    package func makeStream(
+        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
+        let id: Int? = state.withLock { state in
+            guard !state.isFinished else { return nil }
+            defer { state.nextID += 1 }
+            state.continuations[state.nextID] = continuation
+            return state.nextID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Delivers `element` to every current subscriber.
+    package func yield(_ element: Element) {
+        let continuations = state.withLock { Array($0.continuations.values) }
+        for continuation in continuations { continuation.yield(element) }
+    }
+
+    /// Ends every subscription; later subscribers get a finished stream.
+    package func finish() {
+        let continuations = state.withLock { state in
+            state.isFinished = true
+            defer { state.continuations = [:] }
+            return Array(state.continuations.values)
+        }
+        for continuation in continuations { continuation.finish() }
+    }
+
+    /// The number of live subscriptions.
+    package var subscriberCount: Int { state.withLock { $0.continuations.count } }
+}

@@ -1,0 +1,282 @@
+/// JSON text ↔ ``JSONValue``, without Foundation.
+///
+/// The parser is strict about syntax but bounded: nesting deeper than ``JSONValue/maximumDepth`` is rejected
+/// instead of recursing until the stack overflows (a 64 KiB frame can hold 32,000 nested arrays). The writer
+/// sorts object keys so output is deterministic, and prints integral numbers without a fraction (`"requestId":3`).
+extension JSONValue {
+    /// The deepest nesting of arrays and objects the parser accepts.
+    public static let maximumDepth = 256
+
+    /// Parses JSON text.
+    ///
+    /// - Throws: ``CastTransportError`` with code ``CastTransportError/Code/invalidPayload`` saying where the text
+    ///   stops being JSON.
+    public init(parsing text: String) throws {
+        var parser = JSONParser(bytes: Array(text.utf8))
+        self = try parser.parseDocument()
+    }
+
+    /// The compact JSON text of this value, object keys sorted.
+    public var jsonString: String {
+        var output = ""
+        write(to: &output)
+        return output
+    }
+
+    private func write(to output: inout String) {
+        switch self {
+        case .null: output += "null"
+        case .bool(let value): output += value ? "true" : "false"
+        case .number(let value): output += Self.format(number: value)
+        case .string(let value): Self.write(string: value, to: &output)
+        case .array(let values):
+            output += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { output += "," }
+                value.write(to: &output)
+            }
+            output += "]"
+        case .object(let members):
+            output += "{"
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { output += "," }
+                Self.write(string: key, to: &output)
+                output += ":"
+                members[key]!.write(to: &output)
+            }
+            output += "}"
+        }
+    }
+
+    private static func format(number: Double) -> String {
+        guard number.isFinite else { return "null" }
+        if number.rounded() == number, abs(number) < 9.0e15 { return String(Int64(number)) }
+        return "\(number)"
+    }
+
+    private static func write(string: String, to output: inout String) {
+        output += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
+    }
+}
+
+private struct JSONParser {
+    let bytes: [UInt8]
+    var index = 0
+    var depth = 0
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func parseDocument() throws -> JSONValue {
+        skipWhitespace()
+        let value = try parseValue()
+        skipWhitespace()
+        guard index == bytes.count else { throw error("unexpected text after the JSON value") }
+        return value
+    }
+
+    private func error(_ what: String) -> CastTransportError {
+        CastTransportError(.invalidPayload, "invalid JSON at byte \(index): \(what)")
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+    }
+
+    private mutating func parseValue() throws -> JSONValue {
+        guard index < bytes.count else { throw error("unexpected end of text") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): return try parseLiteral("true", .bool(true))
+        case UInt8(ascii: "f"): return try parseLiteral("false", .bool(false))
+        case UInt8(ascii: "n"): return try parseLiteral("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("unexpected character")
+        }
+    }
+
+    private mutating func parseLiteral(_ word: String, _ value: JSONValue) throws -> JSONValue {
+        let literal = Array(word.utf8)
+        guard bytes.count - index >= literal.count, Array(bytes[index..<index + literal.count]) == literal else {
+            throw error("expected \(word)")
+        }
+        index += literal.count
+        return value
+    }
+
+    private mutating func enter() throws {
+        depth += 1
+        guard depth <= JSONValue.maximumDepth else {
+            throw error("nesting deeper than \(JSONValue.maximumDepth) levels")
+        }
+    }
+
+    private mutating func parseObject() throws -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key") }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members[key] = try parseValue()
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unterminated object") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            } else {
+                throw error("expected ',' or '}'")
+            }
+        }
+    }
+
+    private mutating func parseArray() throws -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue())
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unterminated array") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(elements)
+            } else {
+                throw error("expected ',' or ']'")
+            }
+        }
+    }
+
+    private mutating func parseNumber() throws -> JSONValue {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        func digits() -> Int {
+            let from = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            return index - from
+        }
+        guard digits() > 0 else { throw error("expected digits") }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { throw error("expected digits after '.'") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            guard digits() > 0 else { throw error("expected exponent digits") }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        guard let value = Double(text) else { throw error("number out of range") }
+        return .number(value)
+    }
+
+    private mutating func parseHex4() throws -> UInt32 {
+        guard bytes.count - index >= 4 else { throw error("truncated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw error("invalid \\u escape")
+            }
+            value = value * 16 + digit
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func parseString() throws -> String {
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var runStart = index
+        func flushRun() {
+            scalars.append(contentsOf: String(decoding: bytes[runStart..<index], as: UTF8.self).unicodeScalars)
+        }
+        while true {
+            guard index < bytes.count else { throw error("unterminated string") }
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                flushRun()
+                index += 1
+                return String(scalars)
+            }
+            if byte < 0x20 { throw error("control character in string") }
+            guard byte == UInt8(ascii: "\\") else {
+                index += 1
+                continue
+            }
+            flushRun()
+            index += 1
+            guard index < bytes.count else { throw error("unterminated escape") }
+            let escape = bytes[index]
+            index += 1
+            switch escape {
+            case UInt8(ascii: "\""): scalars.append("\"")
+            case UInt8(ascii: "\\"): scalars.append("\\")
+            case UInt8(ascii: "/"): scalars.append("/")
+            case UInt8(ascii: "b"): scalars.append("\u{08}")
+            case UInt8(ascii: "f"): scalars.append("\u{0C}")
+            case UInt8(ascii: "n"): scalars.append("\n")
+            case UInt8(ascii: "r"): scalars.append("\r")
+            case UInt8(ascii: "t"): scalars.append("\t")
+            case UInt8(ascii: "u"):
+                var code = try parseHex4()
+                if (0xD800..<0xDC00).contains(code), bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"),
+                    bytes[index + 1] == UInt8(ascii: "u")
+                {
+                    index += 2
+                    let low = try parseHex4()
+                    if (0xDC00..<0xE000).contains(low) {
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                }
+                // Lone surrogates cannot be represented in a Swift String; substitute U+FFFD, as browsers do.
+                scalars.append(Unicode.Scalar(code) ?? "\u{FFFD}")
+            default: throw error("invalid escape")
+            }
+            runStart = index
+        }
+    }
+}

@@ -1,0 +1,65 @@
+internal import COpenSSL
+
+/// Shared TLS settings for many connections: one per process and role is enough.
+///
+/// Cast devices present short-lived self-signed certificates, so the client side does no certificate
+/// verification and sends no SNI; device authenticity is a separate step (`tp.deviceauth`). TLS 1.2 is the
+/// minimum either side negotiates.
+public final class TLSContext: @unchecked Sendable {
+    // @unchecked: an SSL_CTX is read-only after this initializer, and OpenSSL allows SSL_new on it from
+    // any thread concurrently.
+    let handle: OpaquePointer
+    /// Whether connections made from this context act as the TLS client.
+    public let isClient: Bool
+
+    private init(method: OpaquePointer, isClient: Bool) throws {
+        guard let handle = SSL_CTX_new(method) else {
+            throw OpenSSLErrorQueue.error(.tlsFailure, "SSL_CTX_new failed")
+        }
+        self.handle = handle
+        self.isClient = isClient
+        guard COpenSSL_SSL_CTX_set_min_proto_version(handle, TLS1_2_VERSION) == 1 else {
+            throw OpenSSLErrorQueue.error(.tlsFailure, "cannot require TLS 1.2")
+        }
+        // Memory BIOs never return short writes; moving buffers are safe because we copy in and out.
+        _ = COpenSSL_SSL_CTX_set_mode(handle, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
+        SSL_CTX_set_verify(handle, SSL_VERIFY_NONE, nil)
+    }
+
+    deinit {
+        SSL_CTX_free(handle)
+    }
+
+    /// A context for senders: TLS 1.2+, no certificate verification, no SNI.
+    public static func makeClientContext() throws -> TLSContext {
+        try TLSContext(method: TLS_client_method(), isClient: true)
+    }
+
+    /// A context for receivers presenting `identity`.
+    ///
+    /// - Throws: ``CastTransportError`` (``CastTransportError/Code/tlsFailure``) when the certificate or key
+    ///   cannot be read or do not belong together.
+    public static func makeServerContext(identity: TLSIdentity) throws -> TLSContext {
+        let context = try TLSContext(method: TLS_server_method(), isClient: false)
+        try withMemoryBIO(identity.certificatePEM) { bio in
+            guard let certificate = PEM_read_bio_X509(bio, nil, nil, nil) else {
+                throw OpenSSLErrorQueue.error(.tlsFailure, "the certificate is not PEM")
+            }
+            defer { X509_free(certificate) }
+            guard SSL_CTX_use_certificate(context.handle, certificate) == 1 else {
+                throw OpenSSLErrorQueue.error(.tlsFailure, "the certificate cannot be used")
+            }
+        }
+        try withMemoryBIO(identity.privateKeyPEM) { bio in
+            guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else {
+                throw OpenSSLErrorQueue.error(.tlsFailure, "the private key is not PEM")
+            }
+            defer { EVP_PKEY_free(key) }
+            guard SSL_CTX_use_PrivateKey(context.handle, key) == 1, SSL_CTX_check_private_key(context.handle) == 1
+            else {
+                throw OpenSSLErrorQueue.error(.tlsFailure, "the private key does not match the certificate")
+            }
+        }
+        return context
+    }
+}

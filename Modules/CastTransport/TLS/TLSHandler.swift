@@ -1,0 +1,290 @@
+internal import COpenSSL
+import NIOCore
+
+/// A user inbound event the TLS handler fires once the handshake completes.
+public struct TLSHandshakeCompleted: Sendable, Hashable {
+    /// The negotiated protocol, for example `TLSv1.3`.
+    public var protocolVersion: String
+}
+
+/// TLS over OpenSSL memory BIOs, as a SwiftNIO channel handler: ciphertext below, plaintext above.
+///
+/// The handler never blocks and never owns a thread: bytes from the socket go into OpenSSL's read BIO,
+/// whatever OpenSSL wants to send is drained from its write BIO into the pipeline. Writes issued before the
+/// handshake completes are held and sent once it does. Closing sends `close_notify`; a peer's `close_notify`
+/// is answered and closes the channel cleanly. Every failure is fired as a ``CastTransportError`` carrying
+/// OpenSSL's error queue, and the channel is closed.
+final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private enum State {
+        case idle, handshaking, active, closed
+    }
+
+    private let context: TLSContext
+    private let handshakeTimeout: TimeAmount
+    private let handshakePromise: EventLoopPromise<Void>?
+    private var ssl: OpaquePointer?
+    private var readBIO: OpaquePointer?
+    private var writeBIO: OpaquePointer?
+    private var state = State.idle
+    private var sawFirstByte = false
+    private var pendingWrites: [(ByteBuffer, EventLoopPromise<Void>?)] = []
+    private var handshakeTimer: Scheduled<Void>?
+    /// The largest TLS record's plaintext; one read never yields more.
+    private static let readChunk = 16 * 1024
+
+    /// - Parameters:
+    ///   - context: The shared settings; its role decides who starts the handshake.
+    ///   - handshakeTimeout: How long a handshake may take before the connection is failed.
+    ///   - handshakePromise: Completed when the handshake succeeds, failed when it does not.
+    init(context: TLSContext, handshakeTimeout: TimeAmount = .seconds(10), handshakePromise: EventLoopPromise<Void>?) {
+        self.context = context
+        self.handshakeTimeout = handshakeTimeout
+        self.handshakePromise = handshakePromise
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        guard let ssl = SSL_new(self.context.handle),
+            let readBIO = BIO_new(BIO_s_mem()),
+            let writeBIO = BIO_new(BIO_s_mem())
+        else {
+            fail(context: context, OpenSSLErrorQueue.error(.tlsFailure, "cannot create a TLS connection"))
+            return
+        }
+        // An empty read BIO means "wait for more bytes", not end of file.
+        _ = COpenSSL_BIO_set_mem_eof_return(readBIO, -1)
+        SSL_set_bio(ssl, readBIO, writeBIO)
+        if self.context.isClient { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
+        self.ssl = ssl
+        self.readBIO = readBIO
+        self.writeBIO = writeBIO
+        if context.channel.isActive { startHandshake(context: context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        handshakeTimer?.cancel()
+        if state == .idle || state == .handshaking {
+            state = .closed
+            handshakePromise?.fail(CastTransportError(.connectionClosed, "the connection closed before TLS started"))
+        }
+        if let ssl { SSL_free(ssl) }  // frees both BIOs too
+        ssl = nil
+        readBIO = nil
+        writeBIO = nil
+        failPendingWrites(CastTransportError(.connectionClosed, "the TLS handler was removed"))
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        startHandshake(context: context)
+        context.fireChannelActive()
+    }
+
+    private func startHandshake(context: ChannelHandlerContext) {
+        guard state == .idle, ssl != nil else { return }
+        state = .handshaking
+        let timeout = handshakeTimeout
+        handshakeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
+            guard let self, self.state == .handshaking else { return }
+            self.fail(
+                context: context,
+                CastTransportError(.tlsHandshakeFailed, "the TLS handshake did not complete within \(timeout)")
+            )
+        }
+        if self.context.isClient { advanceHandshake(context: context) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        guard state == .handshaking || state == .active, let readBIO else { return }
+        if !sawFirstByte, let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) {
+            sawFirstByte = true
+            // Every TLS record starts with a content type of 20…23 (alert, handshake, …).
+            guard (20...23).contains(first) else {
+                fail(context: context, CastTransportError(.notTLS, "the peer did not speak TLS (first byte \(first))"))
+                return
+            }
+        }
+        buffer.withUnsafeReadableBytes { bytes in
+            _ = BIO_write(readBIO, bytes.baseAddress, Int32(bytes.count))
+        }
+        if state == .handshaking { advanceHandshake(context: context) }
+        if state == .active { readPlaintext(context: context) }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.fireChannelReadComplete()
+    }
+
+    private func advanceHandshake(context: ChannelHandlerContext) {
+        guard let ssl else { return }
+        let result = SSL_do_handshake(ssl)
+        if result == 1 {
+            state = .active
+            handshakeTimer?.cancel()
+            flushCiphertext(context: context, promise: nil)
+            context.flush()
+            let version = String(cString: SSL_get_version(ssl))
+            handshakePromise?.succeed()
+            context.fireUserInboundEventTriggered(TLSHandshakeCompleted(protocolVersion: version))
+            let writes = pendingWrites
+            pendingWrites = []
+            for (buffer, promise) in writes { writePlaintext(context: context, buffer, promise: promise) }
+            if !writes.isEmpty { context.flush() }
+            return
+        }
+        let error = SSL_get_error(ssl, result)
+        if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE {
+            flushCiphertext(context: context, promise: nil)
+            context.flush()
+        } else {
+            // Send any alert OpenSSL produced before giving up, so the peer learns why.
+            flushCiphertext(context: context, promise: nil)
+            context.flush()
+            fail(context: context, OpenSSLErrorQueue.error(.tlsHandshakeFailed, "the TLS handshake failed"))
+        }
+    }
+
+    private func readPlaintext(context: ChannelHandlerContext) {
+        while state == .active, let ssl {
+            var plaintext = context.channel.allocator.buffer(capacity: Self.readChunk)
+            var count: Int32 = 0
+            plaintext.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readChunk) { bytes in
+                count = SSL_read(ssl, bytes.baseAddress, Int32(Self.readChunk))
+                return max(0, Int(count))
+            }
+            if count > 0 {
+                context.fireChannelRead(wrapInboundOut(plaintext))
+                continue
+            }
+            let error = SSL_get_error(ssl, count)
+            if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE {
+                break
+            } else if error == SSL_ERROR_ZERO_RETURN {
+                // The peer sent close_notify: answer it and close.
+                SSL_shutdown(ssl)
+                flushCiphertext(context: context, promise: nil)
+                context.flush()
+                state = .closed
+                context.close(promise: nil)
+                return
+            } else {
+                fail(context: context, OpenSSLErrorQueue.error(.tlsFailure, "TLS read failed"))
+                return
+            }
+        }
+        // Post-handshake messages (session tickets, key updates) may be waiting to go out.
+        if state == .active, let writeBIO, BIO_ctrl_pending(writeBIO) > 0 {
+            flushCiphertext(context: context, promise: nil)
+            context.flush()
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let buffer = unwrapOutboundIn(data)
+        switch state {
+        case .idle, .handshaking:
+            pendingWrites.append((buffer, promise))
+        case .active:
+            writePlaintext(context: context, buffer, promise: promise)
+        case .closed:
+            promise?.fail(CastTransportError(.connectionClosed, "the TLS connection is closed"))
+        }
+    }
+
+    private func writePlaintext(context: ChannelHandlerContext, _ buffer: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        guard let ssl else {
+            promise?.fail(CastTransportError(.connectionClosed, "the TLS connection is closed"))
+            return
+        }
+        if buffer.readableBytes > 0 {
+            let written = buffer.withUnsafeReadableBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
+            guard written == buffer.readableBytes else {
+                let error = OpenSSLErrorQueue.error(.tlsFailure, "TLS write failed")
+                promise?.fail(error)
+                fail(context: context, error)
+                return
+            }
+        }
+        flushCiphertext(context: context, promise: promise)
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        if state == .active { context.flush() }
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if state == .active, mode == .all, let ssl {
+            // close_notify, then close without waiting for the peer's reply (a unidirectional shutdown).
+            SSL_shutdown(ssl)
+            flushCiphertext(context: context, promise: nil)
+            context.flush()
+        }
+        if state != .closed { state = .closed }
+        failPendingWrites(CastTransportError(.connectionClosed, "the connection was closed"))
+        context.close(mode: mode, promise: promise)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        handshakeTimer?.cancel()
+        if state == .handshaking || state == .idle {
+            let error = CastTransportError(.tlsHandshakeFailed, "the peer closed the connection during the TLS handshake")
+            handshakePromise?.fail(error)
+            context.fireErrorCaught(error)
+        }
+        state = .closed
+        failPendingWrites(CastTransportError(.connectionClosed, "the connection was closed"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if state == .handshaking || state == .idle {
+            let wrapped = CastTransportError(
+                .tlsHandshakeFailed,
+                "the connection failed during the TLS handshake",
+                cause: error
+            )
+            fail(context: context, wrapped)
+        } else {
+            context.fireErrorCaught(error)
+        }
+    }
+
+    /// Moves whatever OpenSSL produced into the pipeline as one buffer.
+    private func flushCiphertext(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        guard let writeBIO else {
+            promise?.succeed()
+            return
+        }
+        let pending = Int(BIO_ctrl_pending(writeBIO))
+        guard pending > 0 else {
+            promise?.succeed()
+            return
+        }
+        var out = context.channel.allocator.buffer(capacity: pending)
+        out.writeWithUnsafeMutableBytes(minimumWritableBytes: pending) { bytes in
+            Int(BIO_read(writeBIO, bytes.baseAddress, Int32(pending)))
+        }
+        context.write(wrapOutboundOut(out), promise: promise)
+    }
+
+    private func failPendingWrites(_ error: CastTransportError) {
+        let writes = pendingWrites
+        pendingWrites = []
+        for (_, promise) in writes { promise?.fail(error) }
+    }
+
+    private func fail(context: ChannelHandlerContext, _ error: CastTransportError) {
+        let wasHandshaking = state == .handshaking || state == .idle
+        guard state != .closed else { return }
+        state = .closed
+        handshakeTimer?.cancel()
+        if wasHandshaking { handshakePromise?.fail(error) }
+        failPendingWrites(error)
+        context.fireErrorCaught(error)
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,109 @@
+// swift-tools-version: 6.1
+//
+// swift-cast: a Google Cast sender framework for Linux.
+// The layout follows the design card: library modules under Modules/, thin command-line apps under Apps/,
+// tests under Tests/, scripts under Tools/. Every target lives at an explicit `path:`.
+
+import PackageDescription
+
+let package = Package(
+    name: "swift-cast",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "CastLogging", targets: ["CastLogging"]),
+        .library(name: "CastTransport", targets: ["CastTransport"]),
+        .executable(name: "cast", targets: ["cast"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // MARK: - C shims (system libraries; C types never leave the module that wraps them)
+
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Modules/COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CAvahi",
+            path: "Modules/CAvahi",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibXML2",
+            path: "Modules/CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+
+        // MARK: - Modules
+
+        .target(
+            name: "CastLogging",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Modules/CastLogging"
+        ),
+        .target(
+            name: "CastTransport",
+            dependencies: [
+                "CastLogging",
+                "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            path: "Modules/CastTransport",
+            exclude: ["Protos"]
+        ),
+
+        // MARK: - Apps
+
+        .executableTarget(
+            name: "cast",
+            dependencies: [
+                "CastLogging",
+                "CastTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Apps/cast"
+        ),
+
+        // MARK: - Tests
+
+        .testTarget(
+            name: "CastLoggingTests",
+            dependencies: ["CastLogging", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/CastLoggingTests"
+        ),
+        .testTarget(
+            name: "CastTransportTests",
+            dependencies: [
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            path: "Tests/CastTransportTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// MARK: - Settings shared by every Swift target
+
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

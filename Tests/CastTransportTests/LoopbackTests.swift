@@ -1,0 +1,70 @@
+import CastTransport
+import NIOCore
+import NIOPosix
+import Testing
+
+/// A sender and a server built from CastTransport, talking over real TLS on 127.0.0.1.
+@Suite struct LoopbackTests {
+    @Test func connectPingPongAndRequestReply() async throws {
+        let identity = try TestIdentity.shared.get()
+        let received = AsyncStream.makeStream(of: CastMessage.self)
+        let server = try await CastServer.bind(tlsContext: try TLSContext.makeServerContext(identity: identity)) {
+            connection in
+            let messages = connection.messages()
+            Task {
+                for await message in messages {
+                    received.continuation.yield(message)
+                    let json = try message.json()
+                    if message.namespace == CastNamespace.receiver, json["type"] == "GET_STATUS" {
+                        try await connection.send(
+                            namespace: CastNamespace.receiver,
+                            to: message.sourceID,
+                            payload: ["type": "RECEIVER_STATUS", "requestId": json["requestId"]!, "status": [:]],
+                            from: CastEndpoint.receiver
+                        )
+                    }
+                }
+            }
+        }
+        var configuration = CastConnection.Configuration()
+        configuration.heartbeat.pingInterval = nil
+        let client = try await CastConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration)
+        #expect(client.isConnected)
+
+        try await client.openVirtualConnection(to: CastEndpoint.receiver)
+        var iterator = received.stream.makeAsyncIterator()
+        let connect = try #require(await iterator.next())
+        #expect(connect.namespace == CastNamespace.connection)
+        let connectJSON = try connect.json()
+        #expect(connectJSON["type"] == "CONNECT")
+        #expect(connectJSON["senderInfo"]?["platform"] == 6)
+        #expect(connectJSON["userAgent"]?.stringValue?.hasPrefix("swift-cast/") == true)
+
+        let reply = try await client.request(
+            namespace: CastNamespace.receiver,
+            to: CastEndpoint.receiver,
+            payload: ["type": "GET_STATUS"]
+        )
+        let replyJSON = try reply.json()
+        #expect(replyJSON["type"] == "RECEIVER_STATUS")
+        #expect(replyJSON["requestId"] == 1)
+
+        // A PING from the client is answered by the server's heartbeat handler with a PONG.
+        let pong = client.messages()
+        try await client.send(namespace: CastNamespace.heartbeat, to: CastEndpoint.receiver, payload: ["type": "PING"])
+        _ = pong  // heartbeat traffic is consumed below the router; the PONG resets the liveness timer instead.
+
+        await client.close()
+        await server.close()
+        #expect(!client.isConnected)
+    }
+}
+
+enum TestIdentity {
+    /// One self-signed identity for the whole test run: RSA key generation takes tens of milliseconds.
+    static let shared: Result<TLSIdentity, any Error> = Result { try TLSIdentity.makeSelfSigned(commonName: "test") }
+}
+
+extension Result where Failure == any Error {
+    func callAsFunction() throws -> Success { try get() }
+}
