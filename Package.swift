@@ -12,7 +12,9 @@ let package = Package(
     products: [
         .library(name: "CastLogging", targets: ["CastLogging"]),
         .library(name: "CastTransport", targets: ["CastTransport"]),
+        .library(name: "CastReceiver", targets: ["CastReceiver"]),
         .executable(name: "cast", targets: ["cast"]),
+        .executable(name: "cast-receiver", targets: ["cast-receiver"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -63,6 +65,18 @@ let package = Package(
             exclude: ["Protos"]
         ),
 
+        .target(
+            name: "CastReceiver",
+            dependencies: [
+                "CastLogging",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Modules/CastReceiver"
+        ),
+
         // MARK: - Apps
 
         .executableTarget(
@@ -75,6 +89,17 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Apps/cast"
+        ),
+        .executableTarget(
+            name: "cast-receiver",
+            dependencies: [
+                "CastLogging",
+                "CastReceiver",
+                "CastTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Apps/cast-receiver"
         ),
 
         // MARK: - Tests
@@ -95,6 +120,16 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
             path: "Tests/CastTransportTests"
+        ),
+        .testTarget(
+            name: "CastReceiverTests",
+            dependencies: [
+                "CastReceiver",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/CastReceiverTests",
+            resources: [.copy("Golden")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -410,6 +410,35 @@ public final class CastConnection: Sendable {
         try? await channel.closeFuture.get()
     }
 
+    /// Queues `message` for sending and returns at once, without waiting for the write.
+    ///
+    /// Messages posted from one thread go out in the order posted. Nothing happens when the transport is down;
+    /// use ``send(_:)`` to learn about failures. This suits broadcasting status to many connections.
+    public func post(_ message: CastMessage) {
+        guard let channel = state.withLock({ $0.channel }) else { return }
+        channel.writeAndFlush(RouterCommand.send(message), promise: nil)
+    }
+
+    /// Drops the transport without a TLS close_notify (the emulator's "close abruptly" fault).
+    package func abort() {
+        guard let channel = state.withLock({ $0.channel }) else { return }
+        channel.triggerUserOutboundEvent(AbortConnectionEvent(), promise: nil)
+    }
+
+    /// Splits every outgoing frame into TLS records of at most `size` bytes (`nil` stops splitting): the
+    /// emulator's "frames split across writes" fault.
+    package func setOutboundChunkSize(_ size: Int?) {
+        guard let channel = state.withLock({ $0.channel }) else { return }
+        channel.eventLoop.execute {
+            let operations = channel.pipeline.syncOperations
+            if let existing = try? operations.handler(type: ChunkingHandler.self) {
+                existing.chunkSize = size
+            } else if let size, let tls = try? operations.handler(type: TLSHandler.self) {
+                try? operations.addHandler(ChunkingHandler(chunkSize: size), position: .after(tls))
+            }
+        }
+    }
+
     /// Writes raw bytes below the framing layer (for the emulator's malformed-frame fault).
     package func writeRawFrameBytes(_ bytes: [UInt8]) async throws {
         let channel = try currentChannel()

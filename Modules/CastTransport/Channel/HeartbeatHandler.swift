@@ -13,6 +13,8 @@ public struct HeartbeatConfiguration: Sendable, Hashable {
     /// Answer the peer's PINGs with PONG. Always on for real peers; the emulator turns it off to fake a stuck
     /// device.
     public var answersPings = true
+    /// Stop answering after this many PONGs (the emulator's "stuck device" fault). `nil`: no limit.
+    package var pongLimit: Int?
 
     /// The defaults: ping after 5 s of silence, dead after 15 s, answer every PING.
     public init() {}
@@ -89,7 +91,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             return
         }
         let type = (try? message.json())?["type"]?.stringValue
-        if type == "PING", configuration.answersPings {
+        if type == "PING", configuration.answersPings, pongsSent < (configuration.pongLimit ?? .max) {
             pongsSent += 1
             let pong = CastMessage(
                 sourceID: message.destinationID == CastEndpoint.broadcast ? localID : message.destinationID,

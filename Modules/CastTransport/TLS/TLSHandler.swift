@@ -7,6 +7,12 @@ public struct TLSHandshakeCompleted: Sendable, Hashable {
     public var protocolVersion: String
 }
 
+/// An outbound user event that drops the connection without a TLS close_notify, as a crashing or unplugged
+/// device would (the emulator's "close abruptly" fault).
+package struct AbortConnectionEvent: Sendable {
+    package init() {}
+}
+
 /// TLS over OpenSSL memory BIOs, as a SwiftNIO channel handler: ciphertext below, plaintext above.
 ///
 /// The handler never blocks and never owns a thread: bytes from the socket go into OpenSSL's read BIO,
@@ -226,6 +232,16 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if state != .closed { state = .closed }
         failPendingWrites(CastTransportError(.connectionClosed, "the connection was closed"))
         context.close(mode: mode, promise: promise)
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is AbortConnectionEvent else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        state = .closed
+        failPendingWrites(CastTransportError(.connectionClosed, "the connection was aborted"))
+        context.close(promise: promise)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -1,0 +1,172 @@
+import ArgumentParser
+import CastLogging
+import CastReceiver
+import CastTransport
+import Dispatch
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `cast-receiver`: emulated Cast devices on this machine, for testing senders without hardware.
+@main
+struct CastReceiverCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cast-receiver",
+        abstract: "Emulate Google Cast devices (Default Media Receiver, Cast Connect, custom apps) over real TLS.",
+        discussion: """
+            Each device serves Cast v2 on its own port. Senders such as pychromecast connect to it by host and \
+            port. Content URLs are not fetched: media plays for its declared duration (or --default-duration); \
+            URLs containing 'fail=1' or on a '.invalid' host fail to load.
+
+            Examples:
+              cast-receiver                          one device on 127.0.0.1:8009
+              cast-receiver --port 0 --devices 3     three devices on free ports
+              cast-receiver --wire-log frames.jsonl --reply-delay 0.5
+            """
+    )
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port of the first device; 0 picks a free port for each device.") var port = 8009
+    @Option(help: "Number of devices to emulate.") var devices = 1
+    @Option(help: "Friendly name (devices after the first get a number).") var name = "Emulated Chromecast"
+    @Option(help: "Model name.") var model = "Chromecast"
+    @Option(help: "PEM certificate file (default: a fresh 3-day self-signed certificate).") var cert: String?
+    @Option(help: "PEM private key file for --cert.") var key: String?
+    @Option(help: "Write every frame in and out as JSON lines to this file.") var wireLog: String?
+    @Option(help: "Duration in seconds of media that declares none.") var defaultDuration = 600.0
+    @Option(help: "Seconds each LOAD spends loading.") var loadDuration = 0.0
+    @Option(help: "App id of the emulated Android TV (Cast Connect) app.") var androidTVAppID = "A1B2C3D4"
+    @Option(help: "A custom echo app as APPID=urn:x-cast:namespace (repeatable).") var echoApp: [String] = []
+    @Option(help: "Minimum log level (trace, debug, info, notice, warning, error, critical, off).")
+    var logLevel: String?
+    @Option(help: "Log filter: CATEGORY-GLOB=LEVEL or /REGEX/[i], comma separated.") var logFilter: String?
+
+    @Flag(help: "Fault: close every connection before TLS.") var refuseConnections = false
+    @Option(help: "Fault: drop a connection without close_notify after N inbound messages.") var closeAfter: Int?
+    @Option(help: "Fault: stop answering PINGs after N.") var stopPongsAfter: Int?
+    @Option(help: "Fault: delay every reply by this many seconds.") var replyDelay: Double?
+    @Flag(help: "Fault: answer LAUNCH/STOP only with a requestId-0 broadcast.") var launchBroadcastOnly = false
+    @Flag(help: "Fault: address replies to '*'.") var repliesToBroadcast = false
+    @Flag(help: "Fault: use web-N transport ids that differ from session ids.") var webTransportIDs = false
+    @Option(help: "Fault: split outgoing frames into TLS records of N bytes.") var chunkSize: Int?
+    @Option(help: "Fault: send a malformed frame after N inbound messages.") var malformedAfter: Int?
+
+    func validate() throws {
+        guard devices >= 1 else { throw ValidationError("--devices must be at least 1") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        guard (cert == nil) == (key == nil) else { throw ValidationError("--cert and --key go together") }
+        for item in echoApp where !item.contains("=urn:x-cast:") {
+            throw ValidationError("--echo-app takes APPID=urn:x-cast:namespace, not '\(item)'")
+        }
+    }
+
+    func run() async throws {
+        let filter = try LogFilter(level: logLevel ?? "info", filterSpec: logFilter)
+        CastLoggingSystem.bootstrap(filter: filter)
+        let logger = Logger(label: CastLogCategory.receiver)
+
+        var faults = FaultInjection()
+        faults.refusesConnections = refuseConnections
+        faults.closesAfterMessages = closeAfter
+        faults.stopsAnsweringPingsAfter = stopPongsAfter
+        faults.replyDelay = replyDelay
+        faults.launchRepliesOnlyByBroadcast = launchBroadcastOnly
+        faults.addressesRepliesToBroadcast = repliesToBroadcast
+        faults.transportIDDiffersFromSessionID = webTransportIDs
+        faults.writesInChunksOf = chunkSize
+        faults.sendsMalformedFrameAfterMessages = malformedAfter
+
+        var apps: [EmulatedApp] = [.defaultMediaReceiver, .androidTV(id: androidTVAppID), .echo()]
+        for item in echoApp {
+            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            apps.append(.echo(id: parts[0], namespaces: [parts[1]]))
+        }
+        var identity: TLSIdentity?
+        if let cert, let key {
+            identity = TLSIdentity(certificatePEM: try readFile(cert), privateKeyPEM: try readFile(key))
+        }
+
+        let configurations = CastReceiverEmulator.configurations(
+            count: devices,
+            host: host,
+            basePort: port,
+            namePrefix: name
+        ).map { configuration -> DeviceConfiguration in
+            var configuration = configuration
+            configuration.model = model
+            configuration.apps = apps
+            configuration.faults = faults
+            configuration.identity = identity
+            configuration.defaultMediaDuration = defaultDuration
+            configuration.loadDuration = loadDuration
+            return configuration
+        }
+        let clock = SystemEmulatorClock()
+        let log = try wireLog.map { try WireLog(path: $0, clock: clock) }
+        let emulator = try CastReceiverEmulator(devices: configurations, clock: clock, wireLog: log, logger: logger)
+        try await emulator.start()
+        for device in emulator.devices {
+            say("cast-receiver: \"\(device.configuration.friendlyName)\" id=\(device.configuration.id) on \(device.host):\(device.port)")
+        }
+        say("cast-receiver: ready (Ctrl-C to stop)")
+        let signal = await waitForTerminationSignal()
+        say("cast-receiver: \(signal == SIGINT ? "SIGINT" : "SIGTERM"), shutting down")
+        await emulator.stop()
+    }
+
+    private func readFile(_ path: String) throws -> String {
+        guard let file = fopen(path, "r") else { throw ValidationError("cannot read \(path)") }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Writes a line to standard output at once (scripts wait for these lines, so they must not sit in a buffer).
+func say(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+}
+
+/// Suspends until SIGINT or SIGTERM arrives and returns which.
+func waitForTerminationSignal() async -> Int32 {
+    await withCheckedContinuation { continuation in
+        let queue = DispatchQueue(label: "cast-receiver.signals")
+        let once = SignalOnce(continuation)
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { once.resume(number) }
+            source.resume()
+            once.keep(source)
+        }
+    }
+}
+
+/// Resumes a continuation at most once and keeps the signal sources alive.
+private final class SignalOnce: @unchecked Sendable {
+    // @unchecked: all access happens on the one serial signal queue, or before its sources start.
+    private var continuation: CheckedContinuation<Int32, Never>?
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(_ continuation: CheckedContinuation<Int32, Never>) { self.continuation = continuation }
+
+    func keep(_ source: any DispatchSourceSignal) { sources.append(source) }
+
+    func resume(_ number: Int32) {
+        continuation?.resume(returning: number)
+        continuation = nil
+    }
+}

@@ -1,0 +1,97 @@
+import CastLogging
+import CastTransport
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Many emulated devices in one process, sharing event loops, a clock and one TLS identity.
+///
+/// Devices are event driven and own no threads, so a thousand of them fit on a two-core machine. Use it from
+/// tests through ``withCastReceiverEmulator(devices:clock:logger:_:)``.
+public final class CastReceiverEmulator: Sendable {
+    /// The devices, in the order configured.
+    public let devices: [EmulatedDevice]
+    /// The clock every device uses.
+    public let clock: any EmulatorClock
+
+    /// Creates the devices (not yet listening).
+    ///
+    /// Devices without an ``DeviceConfiguration/identity`` share one freshly generated certificate: RSA key
+    /// generation costs tens of milliseconds, which adds up over a thousand devices.
+    public init(
+        devices configurations: [DeviceConfiguration],
+        clock: any EmulatorClock = SystemEmulatorClock(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        wireLog: WireLog? = nil,
+        logger: Logger = .castDisabled
+    ) throws {
+        var shared: TLSIdentity?
+        var prepared: [DeviceConfiguration] = []
+        for var configuration in configurations {
+            if configuration.identity == nil {
+                if shared == nil { shared = try TLSIdentity.makeSelfSigned(commonName: "swift-cast emulator") }
+                configuration.identity = shared
+            }
+            prepared.append(configuration)
+        }
+        self.clock = clock
+        self.devices = prepared.map {
+            EmulatedDevice(configuration: $0, clock: clock, eventLoopGroup: eventLoopGroup, wireLog: wireLog, logger: logger)
+        }
+    }
+
+    /// Configurations for `count` devices named "`namePrefix` 1" … with distinct ids, on consecutive ports from
+    /// `basePort` (or each on a free port when `basePort` is 0).
+    public static func configurations(
+        count: Int,
+        host: String = "127.0.0.1",
+        basePort: Int = 8009,
+        namePrefix: String = "Emulated Chromecast"
+    ) -> [DeviceConfiguration] {
+        (0..<count).map { index in
+            var configuration = DeviceConfiguration()
+            configuration.host = host
+            configuration.port = basePort == 0 ? 0 : basePort + index
+            configuration.friendlyName = count == 1 ? namePrefix : "\(namePrefix) \(index + 1)"
+            return configuration
+        }
+    }
+
+    /// Starts every device; if one cannot listen, the ones already started are stopped again.
+    public func start() async throws {
+        var started: [EmulatedDevice] = []
+        do {
+            for device in devices {
+                try await device.start()
+                started.append(device)
+            }
+        } catch {
+            for device in started { await device.stop() }
+            throw error
+        }
+    }
+
+    /// Stops every device.
+    public func stop() async {
+        for device in devices { await device.stop() }
+    }
+}
+
+/// Runs `body` with started emulated devices and stops them afterwards, whether `body` returns or throws.
+public func withCastReceiverEmulator<Result: Sendable>(
+    devices: [DeviceConfiguration] = [DeviceConfiguration(friendlyName: "Emulated Chromecast", port: 0)],
+    clock: any EmulatorClock = SystemEmulatorClock(),
+    logger: Logger = .castDisabled,
+    _ body: (CastReceiverEmulator) async throws -> Result
+) async throws -> Result {
+    let emulator = try CastReceiverEmulator(devices: devices, clock: clock, logger: logger)
+    try await emulator.start()
+    do {
+        let result = try await body(emulator)
+        await emulator.stop()
+        return result
+    } catch {
+        await emulator.stop()
+        throw error
+    }
+}

@@ -1,0 +1,36 @@
+/// The one error type CastReceiver throws.
+public struct CastReceiverError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case invalidConfiguration, listenFailed, notRunning
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// A configuration value is unusable (a duplicate app id, an unreadable certificate, …).
+        public static let invalidConfiguration = Code(.invalidConfiguration)
+        /// The device could not listen on its address and port.
+        public static let listenFailed = Code(.listenFailed)
+        /// The operation needs a started device.
+        public static let notRunning = Code(.notRunning)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A human-readable explanation.
+    public var message: String
+    /// The underlying error, if any.
+    public var cause: (any Error)?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,64 @@
+import CastTransport
+
+/// Everything that describes one emulated Cast device. Every value has a documented default.
+public struct DeviceConfiguration: Sendable {
+    /// The device id: 32 lowercase hex digits, as in the mDNS `id` TXT record. Random by default.
+    public var id: String = Identifiers.deviceID()
+    /// The friendly name (`fn`). Defaults to "Emulated Chromecast".
+    public var friendlyName = "Emulated Chromecast"
+    /// The model name (`md`). Defaults to "Chromecast".
+    public var model = "Chromecast"
+    /// The capabilities bitmask (`ca`): video out, audio out, attenuation volume (4101) by default.
+    public var capabilities = 4101
+    /// The address to listen on. Defaults to loopback.
+    public var host = "127.0.0.1"
+    /// The port to listen on; 0 picks a free one. Defaults to 8009.
+    public var port = 8009
+    /// The apps this device can launch. Defaults to ``EmulatedApp/standardRegistry``.
+    public var apps = EmulatedApp.standardRegistry
+    /// Deliberate misbehaviour. Defaults to none.
+    public var faults = FaultInjection()
+    /// The TLS certificate and key; a fresh 3-day self-signed RSA certificate when `nil` (the default).
+    public var identity: TLSIdentity?
+    /// Duration of BUFFERED media that declares none, in seconds. Defaults to 600.
+    public var defaultMediaDuration: Double = 600
+    /// How long LOAD takes before playback starts, in seconds. Defaults to 0 (immediate).
+    public var loadDuration: Double = 0
+    /// Decides whether content fails to load, returning a `detailedErrorCode`. By default URLs with `fail=1`
+    /// fail with 104 (MEDIA_SRC_NOT_SUPPORTED) and hosts ending in `.invalid` with 103 (MEDIA_NETWORK).
+    public var contentFailure: (@Sendable (String) -> Int?)?
+    /// Makes new application session ids; random uppercase UUIDs by default.
+    public var sessionIDGenerator: @Sendable () -> String = { Identifiers.uuid() }
+    /// Initial device volume level (0…1). Defaults to 1.
+    public var volumeLevel = 1.0
+    /// The volume step reported in status (`stepInterval`). Defaults to 0.05.
+    public var volumeStepInterval = 0.05
+    /// How often the device PINGs a silent sender. Defaults to 5 s.
+    public var heartbeatInterval: Duration = .seconds(5)
+
+    /// A device with the defaults.
+    public init() {}
+
+    /// A device with a name, listening on `port` (0 for any free port).
+    public init(friendlyName: String, port: Int = 8009) {
+        self.friendlyName = friendlyName
+        self.port = port
+    }
+}
+
+/// Random identifiers in the shapes Cast devices use.
+public enum Identifiers {
+    private static func hex(_ count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<count).map { _ in "0123456789abcdef".randomElement(using: &generator)! })
+    }
+
+    /// 32 lowercase hex digits, like the mDNS `id`.
+    public static func deviceID() -> String { hex(32) }
+
+    /// An uppercase UUID (8-4-4-4-12), like application session ids.
+    public static func uuid() -> String {
+        let digits = Array(hex(32).uppercased())
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
+    }
+}

@@ -1,0 +1,224 @@
+import CastTransport
+
+/// The platform endpoint `receiver-0`: GET_STATUS, LAUNCH, STOP, SET_VOLUME, GET_APP_AVAILABILITY
+/// (cast-protocol.md §6).
+extension EmulatedDevice {
+    func handleReceiver(_ request: JSONValue, from requester: Requester, state: inout State, now: Double) -> [Outgoing] {
+        let requestId = request["requestId"]?.intValue ?? 0
+        guard let type = request["type"]?.stringValue else {
+            return reply(["type": "INVALID_REQUEST", "reason": "INVALID_COMMAND"], requestId, to: requester, state)
+        }
+        switch type {
+        case "GET_STATUS":
+            return reply(receiverStatus(state), requestId, to: requester, state)
+
+        case "GET_APP_AVAILABILITY":
+            let ids = request["appId"]?.arrayValue?.compactMap(\.stringValue) ?? request["appId"]?.stringValue.map { [$0] } ?? []
+            var availability: [String: JSONValue] = [:]
+            for id in ids {
+                availability[id] = configuration.apps.contains { $0.id == id } ? "APP_AVAILABLE" : "APP_UNAVAILABLE"
+            }
+            return reply(
+                ["responseType": "GET_APP_AVAILABILITY", "availability": .object(availability)],
+                requestId,
+                to: requester,
+                state
+            )
+
+        case "SET_VOLUME":
+            guard let volume = request["volume"]?.objectValue, volume["level"] != nil || volume["muted"] != nil else {
+                return reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"], requestId, to: requester, state)
+            }
+            if let level = volume["level"]?.doubleValue { state.volumeLevel = min(1, max(0, level)) }
+            if let muted = volume["muted"]?.boolValue { state.isMuted = muted }
+            return reply(receiverStatus(state), requestId, to: requester, state)
+                + broadcastReceiverStatus(state, except: requester)
+
+        case "LAUNCH":
+            return launch(request, requestId: requestId, from: requester, state: &state, now: now)
+
+        case "STOP":
+            if let sessionID = request["sessionId"]?.stringValue, sessionID != state.running.sessionID {
+                return reply(["type": "INVALID_REQUEST", "reason": "INVALID_SESSION_ID"], requestId, to: requester, state)
+            }
+            var out = stopRunningApp(state: &state)
+            out += statusAfterLifecycleChange(requestId: requestId, requester: requester, state: state)
+            return out
+
+        default:
+            return reply(["type": "INVALID_REQUEST", "reason": "INVALID_COMMAND"], requestId, to: requester, state)
+        }
+    }
+
+    private func launch(
+        _ request: JSONValue,
+        requestId: Int,
+        from requester: Requester,
+        state: inout State,
+        now: Double
+    ) -> [Outgoing] {
+        state.launchCount += 1
+        let appID = request["appId"]?.stringValue ?? ""
+        let appTypes = request["supportedAppTypes"]?.arrayValue?.compactMap(\.stringValue)
+        var record = LaunchRecord(
+            appID: appID,
+            language: request["language"]?.stringValue,
+            supportedAppTypes: appTypes,
+            appParams: request["appParams"],
+            credentials: request["credentialsData"]?["credentials"]?.stringValue,
+            credentialsType: request["credentialsData"]?["credentialsType"]?.stringValue,
+            succeeded: false
+        )
+        guard !appID.isEmpty else {
+            state.launches.append(record)
+            return reply(["type": "LAUNCH_ERROR", "reason": "BAD_PARAMETER"], requestId, to: requester, state)
+        }
+        guard let app = configuration.apps.first(where: { $0.id == appID }),
+            app.kind != .androidTV || appTypes?.contains("ANDROID_TV") == true
+        else {
+            state.launches.append(record)
+            return reply(["type": "LAUNCH_ERROR", "reason": "NOT_FOUND"], requestId, to: requester, state)
+        }
+        record.succeeded = true
+        state.launches.append(record)
+
+        // Launching the app that already runs joins it, as devices do.
+        if state.running.app.id == appID {
+            state.running.launch = record
+            return statusAfterLifecycleChange(requestId: requestId, requester: requester, state: state)
+        }
+        var out = stopRunningApp(state: &state, replacing: true)
+        let sessionID = configuration.sessionIDGenerator()
+        var player: MediaPlayer<Requester>?
+        if app.servesMedia {
+            var settings = MediaPlayer<Requester>.Settings()
+            settings.defaultDuration = configuration.defaultMediaDuration
+            settings.loadDuration = configuration.loadDuration
+            if let failure = configuration.contentFailure { settings.failure = failure }
+            player = MediaPlayer(settings: settings)
+        }
+        state.running = RunningApp(
+            app: app,
+            sessionID: sessionID,
+            transportID: state.faults.transportIDDiffersFromSessionID ? "web-\(state.launchCount)" : sessionID,
+            launch: record,
+            player: player
+        )
+        logger.debug("launched", metadata: ["cast.app": "\(appID)", "cast.session_id": "\(sessionID)"])
+        out += statusAfterLifecycleChange(requestId: requestId, requester: requester, state: state)
+        return out
+    }
+
+    /// Ends the running app: CLOSE from its transport to every sender connected to it, then Backdrop.
+    private func stopRunningApp(state: inout State, replacing: Bool = false) -> [Outgoing] {
+        guard state.running.app.kind != .idleScreen || replacing else { return [] }
+        let transportID = state.running.transportID
+        var out: [Outgoing] = []
+        for (id, var peer) in state.peers.sorted(by: { $0.key < $1.key }) {
+            let attached = peer.virtualConnections.filter { $0.endpoint == transportID }
+            for vc in attached.sorted(by: { $0.senderID < $1.senderID }) {
+                out.append(
+                    Outgoing(
+                        connection: peer.connection,
+                        message: CastMessage(
+                            sourceID: transportID,
+                            destinationID: vc.senderID,
+                            namespace: CastNamespace.connection,
+                            json: ["type": "CLOSE", "reasonCode": 5]
+                        )
+                    )
+                )
+                peer.virtualConnections.remove(vc)
+            }
+            state.peers[id] = peer
+        }
+        state.mediaTimer?.cancel()
+        state.mediaTimer = nil
+        let sessionID = configuration.sessionIDGenerator()
+        state.running = RunningApp(app: .backdrop, sessionID: sessionID, transportID: sessionID, launch: nil, player: nil)
+        return out
+    }
+
+    /// After LAUNCH/STOP: the reply with the request's id plus a broadcast to everyone else, or (fault) only a
+    /// broadcast with requestId 0 to everyone.
+    private func statusAfterLifecycleChange(requestId: Int, requester: Requester, state: State) -> [Outgoing] {
+        if state.faults.launchRepliesOnlyByBroadcast {
+            return broadcastReceiverStatus(state, except: nil)
+        }
+        return reply(receiverStatus(state), requestId, to: requester, state)
+            + broadcastReceiverStatus(state, except: requester)
+    }
+
+    func receiverStatus(_ state: State) -> JSONValue {
+        let running = state.running
+        let app: JSONValue = [
+            "appId": .string(running.app.id),
+            "displayName": .string(running.app.displayName),
+            "iconUrl": "",
+            "isIdleScreen": .bool(running.app.kind == .idleScreen),
+            "launchedFromCloud": false,
+            "namespaces": .array(running.app.namespaces.map { ["name": .string($0)] }),
+            "sessionId": .string(running.sessionID),
+            "statusText": .string(running.app.kind == .idleScreen ? "" : running.app.displayName),
+            "transportId": .string(running.transportID),
+            "universalAppId": .string(running.app.id),
+            "appType": .string(running.app.kind == .androidTV ? "ANDROID_TV" : "WEB"),
+        ]
+        return [
+            "type": "RECEIVER_STATUS",
+            "status": [
+                "applications": [app],
+                "isActiveInput": true,
+                "isStandBy": false,
+                "userEq": [:],
+                "volume": [
+                    "controlType": "attenuation",
+                    "level": .number(state.volumeLevel),
+                    "muted": .bool(state.isMuted),
+                    "stepInterval": .number(configuration.volumeStepInterval),
+                ],
+            ],
+        ]
+    }
+
+    private func reply(_ payload: JSONValue, _ requestId: Int, to requester: Requester, _ state: State) -> [Outgoing] {
+        guard let peer = state.peers[requester.connectionID] else { return [] }
+        var payload = payload
+        payload["requestId"] = .number(Double(requestId))
+        return [
+            Outgoing(
+                connection: peer.connection,
+                message: CastMessage(
+                    sourceID: CastEndpoint.receiver,
+                    destinationID: state.faults.addressesRepliesToBroadcast ? CastEndpoint.broadcast : requester.senderID,
+                    namespace: CastNamespace.receiver,
+                    json: payload
+                )
+            )
+        ]
+    }
+
+    /// RECEIVER_STATUS with requestId 0 to every connection holding a virtual connection to `receiver-0`.
+    func broadcastReceiverStatus(_ state: State, except excluded: Requester?) -> [Outgoing] {
+        var payload = receiverStatus(state)
+        payload["requestId"] = 0
+        var out: [Outgoing] = []
+        for (id, peer) in state.peers.sorted(by: { $0.key < $1.key }) {
+            let listeners = peer.virtualConnections.filter { $0.endpoint == CastEndpoint.receiver }
+            guard !listeners.isEmpty else { continue }
+            if let excluded, excluded.connectionID == id, listeners.count == 1 { continue }
+            out.append(
+                Outgoing(
+                    connection: peer.connection,
+                    message: CastMessage(
+                        sourceID: CastEndpoint.receiver,
+                        destinationID: CastEndpoint.broadcast,
+                        namespace: CastNamespace.receiver,
+                        json: payload
+                    )
+                )
+            )
+        }
+        return out
+    }
+}

@@ -1,0 +1,456 @@
+import CastLogging
+import CastTransport
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// One emulated Cast device: a TLS server on its own port with the platform endpoint `receiver-0`, an app
+/// registry, and the Default Media Receiver's player.
+///
+/// The device is event driven: no thread of its own, a task per connection. Its state (volume, running app,
+/// media) belongs to the device, not to a connection, so a sender that reconnects rejoins the running app.
+public final class EmulatedDevice: Sendable {
+    /// Identifies a sender for replies: the connection and the sender id on it.
+    struct Requester: Hashable, Sendable {
+        var connectionID: Int
+        var senderID: String
+    }
+
+    /// A virtual connection: a sender id on a connection talking to an endpoint.
+    struct VirtualConnection: Hashable, Sendable {
+        var senderID: String
+        var endpoint: String
+    }
+
+    struct Peer: Sendable {
+        var connection: CastConnection
+        var virtualConnections: Set<VirtualConnection> = []
+        var inboundCount = 0
+    }
+
+    struct RunningApp: Sendable {
+        var app: EmulatedApp
+        var sessionID: String
+        var transportID: String
+        var launch: LaunchRecord?
+        var player: MediaPlayer<Requester>?
+    }
+
+    struct State: Sendable {
+        var volumeLevel: Double
+        var isMuted = false
+        var running: RunningApp
+        var peers: [Int: Peer] = [:]
+        var nextConnectionID = 1
+        var launchCount = 0
+        var launches: [LaunchRecord] = []
+        var faults: FaultInjection
+        var mediaTimer: EmulatorTimer?
+        var server: CastServer?
+        var port: Int
+    }
+
+    /// One message to put on the wire.
+    struct Outgoing: Sendable {
+        var connection: CastConnection
+        var message: CastMessage
+    }
+
+    /// The configuration the device was created with (faults can change later with ``setFaults(_:)``).
+    public let configuration: DeviceConfiguration
+    let clock: any EmulatorClock
+    let logger: Logger
+    let wireLog: WireLog?
+    private let eventLoopGroup: any EventLoopGroup
+    let state: Mutex<State>
+
+    /// Creates a device; call ``start()`` to listen.
+    public init(
+        configuration: DeviceConfiguration,
+        clock: any EmulatorClock = SystemEmulatorClock(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        wireLog: WireLog? = nil,
+        logger: Logger = .castDisabled
+    ) {
+        self.configuration = configuration
+        self.clock = clock
+        self.eventLoopGroup = eventLoopGroup
+        self.wireLog = wireLog
+        var logger = logger.withCategory(CastLogCategory.receiver)
+        logger[metadataKey: CastLogMetadataKey.deviceID] = "\(configuration.id)"
+        self.logger = logger
+        let backdrop = RunningApp(
+            app: .backdrop,
+            sessionID: configuration.sessionIDGenerator(),
+            transportID: "",
+            launch: nil,
+            player: nil
+        )
+        var idle = backdrop
+        idle.transportID = idle.sessionID
+        self.state = Mutex(
+            State(
+                volumeLevel: configuration.volumeLevel,
+                running: idle,
+                faults: configuration.faults,
+                port: configuration.port
+            )
+        )
+    }
+
+    // MARK: - Lifecycle
+
+    /// Starts listening; afterwards ``port`` is the bound port.
+    ///
+    /// - Throws: ``CastReceiverError`` with ``CastReceiverError/Code/listenFailed`` or
+    ///   ``CastReceiverError/Code/invalidConfiguration`` (an unusable certificate).
+    public func start() async throws {
+        let tlsContext: TLSContext
+        do {
+            tlsContext = try TLSContext.makeServerContext(
+                identity: try configuration.identity
+                    ?? TLSIdentity.makeSelfSigned(commonName: configuration.id)
+            )
+        } catch {
+            throw CastReceiverError(.invalidConfiguration, "the TLS identity is unusable: \(error)", cause: error)
+        }
+        var serverConfiguration = CastServer.Configuration()
+        serverConfiguration.connection.heartbeat.pingInterval = configuration.heartbeatInterval
+        let faults = state.withLock { $0.faults }
+        serverConfiguration.connection.heartbeat.pongLimit = faults.stopsAnsweringPingsAfter
+        do {
+            let server = try await CastServer.bind(
+                host: configuration.host,
+                port: configuration.port,
+                tlsContext: tlsContext,
+                configuration: serverConfiguration,
+                eventLoopGroup: eventLoopGroup,
+                logger: logger
+            ) { [weak self] connection in
+                self?.accept(connection)
+            }
+            state.withLock { state in
+                state.server = server
+                state.port = server.port
+            }
+            logger.debug("listening", metadata: ["cast.port": "\(server.port)"])
+        } catch {
+            throw CastReceiverError(
+                .listenFailed,
+                "cannot listen on \(configuration.host):\(configuration.port): \(error)",
+                cause: error
+            )
+        }
+    }
+
+    /// Stops listening and closes every connection. The device can be started again.
+    public func stop() async {
+        let (server, peers) = state.withLock { state -> (CastServer?, [Peer]) in
+            defer {
+                state.server = nil
+                state.peers = [:]
+                state.mediaTimer?.cancel()
+                state.mediaTimer = nil
+            }
+            return (state.server, Array(state.peers.values))
+        }
+        await server?.close()
+        for peer in peers { await peer.connection.close() }
+    }
+
+    /// The port the device listens on (the configured one until ``start()`` binds).
+    public var port: Int { state.withLock { $0.port } }
+
+    /// The address the device listens on.
+    public var host: String { configuration.host }
+
+    /// Changes the device's misbehaviour; applies to existing connections where it can.
+    public func setFaults(_ faults: FaultInjection) {
+        let connections = state.withLock { state in
+            state.faults = faults
+            return state.peers.values.map(\.connection)
+        }
+        for connection in connections { connection.setOutboundChunkSize(faults.writesInChunksOf) }
+    }
+
+    /// The current faults.
+    public var faults: FaultInjection { state.withLock { $0.faults } }
+
+    /// What runs now (Backdrop when idle).
+    public var runningApp: RunningAppSnapshot {
+        state.withLock { state in
+            RunningAppSnapshot(
+                appID: state.running.app.id,
+                sessionID: state.running.sessionID,
+                transportID: state.running.transportID,
+                isIdleScreen: state.running.app.kind == .idleScreen,
+                launch: state.running.launch
+            )
+        }
+    }
+
+    /// Every LAUNCH received, in order.
+    public var launches: [LaunchRecord] { state.withLock { $0.launches } }
+
+    /// The number of open sender connections.
+    public var connectionCount: Int { state.withLock { $0.peers.count } }
+
+    /// The device volume and mute state.
+    public var volume: (level: Double, muted: Bool) { state.withLock { ($0.volumeLevel, $0.isMuted) } }
+
+    /// The current MEDIA_STATUS entry of the running media app, if a media session exists.
+    public var mediaStatus: JSONValue? {
+        let now = clock.now
+        return state.withLock { state in
+            guard let player = state.running.player, let session = player.session else { return nil }
+            return player.statusEntry(of: session, at: now)
+        }
+    }
+
+    /// The LOAD credentials the running app last received (Cast Connect).
+    public var mediaCredentials: JSONValue? {
+        state.withLock { state in
+            guard let credentials = state.running.player?.credentials, !credentials.isEmpty else { return nil }
+            return .object(credentials)
+        }
+    }
+
+    // MARK: - Connections
+
+    private func accept(_ connection: CastConnection) {
+        let (id, faults) = state.withLock { state -> (Int, FaultInjection) in
+            defer { state.nextConnectionID += 1 }
+            state.peers[state.nextConnectionID] = Peer(connection: connection)
+            return (state.nextConnectionID, state.faults)
+        }
+        let messages = connection.messages()
+        if faults.refusesConnections {
+            logger.debug("refusing a connection (fault)")
+            connection.abort()
+        }
+        if let size = faults.writesInChunksOf { connection.setOutboundChunkSize(size) }
+        Task { [weak self] in
+            for await message in messages {
+                guard let self else { return }
+                self.receive(message, on: id)
+            }
+            self?.disconnected(id)
+        }
+    }
+
+    private func disconnected(_ id: Int) {
+        state.withLock { _ = $0.peers.removeValue(forKey: id) }
+        logger.debug("sender disconnected", metadata: ["cast.connection": "\(id)"])
+    }
+
+    /// Handles one inbound message: fault counters, virtual connections, then the namespace's handler.
+    func receive(_ message: CastMessage, on id: Int) {
+        wireLog?.record(message, direction: "recv", device: configuration.id)
+        let now = clock.now
+        var abort: CastConnection?
+        var malformed: CastConnection?
+        let outgoing: [Outgoing] = state.withLock { state in
+            guard var peer = state.peers[id] else { return [] }
+            peer.inboundCount += 1
+            if let limit = state.faults.closesAfterMessages, peer.inboundCount > limit {
+                abort = peer.connection
+                state.peers[id] = peer
+                return []
+            }
+            if let after = state.faults.sendsMalformedFrameAfterMessages, peer.inboundCount == after {
+                malformed = peer.connection
+            }
+            state.peers[id] = peer
+            return handle(message, from: id, state: &state, now: now)
+        }
+        if let abort {
+            logger.debug("closing abruptly (fault)")
+            abort.abort()
+            return
+        }
+        deliver(outgoing)
+        if let malformed {
+            // A length prefix promising 5 bytes followed by bytes that are no CastMessage.
+            Task { try? await malformed.writeRawFrameBytes([0, 0, 0, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]) }
+        }
+    }
+
+    /// Sends `outgoing` in order, now or after the reply-delay fault.
+    func deliver(_ outgoing: [Outgoing]) {
+        guard !outgoing.isEmpty else { return }
+        let delay = state.withLock { $0.faults.replyDelay }
+        let send: @Sendable () -> Void = { [wireLog, configuration] in
+            for item in outgoing {
+                wireLog?.record(item.message, direction: "send", device: configuration.id)
+                item.connection.post(item.message)
+            }
+        }
+        if let delay, delay > 0 {
+            clock.schedule(after: delay, send)
+        } else {
+            send()
+        }
+    }
+
+    // MARK: - Dispatch
+
+    private func handle(_ message: CastMessage, from id: Int, state: inout State, now: Double) -> [Outgoing] {
+        guard let peer = state.peers[id] else { return [] }
+        let vc = VirtualConnection(senderID: message.sourceID, endpoint: message.destinationID)
+        switch message.namespace {
+        case CastNamespace.connection:
+            return handleConnection(message, vc: vc, peerID: id, state: &state)
+        case CastNamespace.heartbeat:
+            return []  // answered by the transport's heartbeat handler
+        case CastNamespace.deviceAuth:
+            return [Outgoing(connection: peer.connection, message: deviceAuthError(to: message))]
+        default:
+            break
+        }
+        guard peer.virtualConnections.contains(vc) else {
+            logger.debug(
+                "dropping a message without a virtual connection",
+                metadata: ["cast.source": "\(message.sourceID)", "cast.destination": "\(message.destinationID)"]
+            )
+            return []
+        }
+        if message.destinationID == CastEndpoint.receiver, message.namespace == CastNamespace.receiver {
+            guard let json = try? message.json(), json.objectValue != nil else { return [] }
+            return handleReceiver(json, from: Requester(connectionID: id, senderID: message.sourceID), state: &state, now: now)
+        }
+        guard message.destinationID == state.running.transportID,
+            state.running.app.namespaces.contains(message.namespace)
+        else { return [] }
+        let requester = Requester(connectionID: id, senderID: message.sourceID)
+        if message.namespace == CastNamespace.media, state.running.player != nil {
+            guard let request = (try? message.json())?.objectValue else { return [] }
+            let deliveries = state.running.player!.handle(request, from: requester, at: now)
+            rescheduleMedia(state: &state, now: now)
+            return resolve(deliveries, state: state)
+        }
+        if state.running.app.kind == .echo {
+            return [
+                Outgoing(
+                    connection: peer.connection,
+                    message: CastMessage(
+                        sourceID: message.destinationID,
+                        destinationID: message.sourceID,
+                        namespace: message.namespace,
+                        payload: message.payload
+                    )
+                )
+            ]
+        }
+        return []
+    }
+
+    private func handleConnection(_ message: CastMessage, vc: VirtualConnection, peerID: Int, state: inout State)
+        -> [Outgoing]
+    {
+        guard let type = (try? message.json())?["type"]?.stringValue, var peer = state.peers[peerID] else { return [] }
+        switch type {
+        case "CONNECT":
+            let known = vc.endpoint == CastEndpoint.receiver || vc.endpoint == state.running.transportID
+            guard known else {
+                // No such endpoint: refuse the virtual connection the way receivers do, with CLOSE.
+                return [
+                    Outgoing(
+                        connection: peer.connection,
+                        message: CastMessage(
+                            sourceID: vc.endpoint,
+                            destinationID: vc.senderID,
+                            namespace: CastNamespace.connection,
+                            json: ["type": "CLOSE", "reasonCode": 3]
+                        )
+                    )
+                ]
+            }
+            peer.virtualConnections.insert(vc)
+        case "CLOSE":
+            peer.virtualConnections.remove(vc)
+        default:
+            break
+        }
+        state.peers[peerID] = peer
+        return []
+    }
+
+    private func deviceAuthError(to message: CastMessage) -> CastMessage {
+        // This emulator holds no Google-issued device certificate: answer as a device without credentials.
+        var error = ProtoDeviceAuthMessage()
+        error.error.errorType = .internalError
+        let bytes: [UInt8] = (try? error.serializedBytes()) ?? []
+        return CastMessage(
+            sourceID: CastEndpoint.receiver,
+            destinationID: message.sourceID,
+            namespace: CastNamespace.deviceAuth,
+            payload: .binary(bytes)
+        )
+    }
+
+    // MARK: - Media plumbing
+
+    /// Turns the player's deliveries into messages for connections with a virtual connection to the app.
+    func resolve(_ deliveries: [MediaDelivery<Requester>], state: State) -> [Outgoing] {
+        let transportID = state.running.transportID
+        let faults = state.faults
+        var out: [Outgoing] = []
+        for delivery in deliveries {
+            switch delivery.recipient {
+            case .requester(let requester):
+                guard let peer = state.peers[requester.connectionID] else { continue }
+                out.append(
+                    Outgoing(
+                        connection: peer.connection,
+                        message: CastMessage(
+                            sourceID: transportID,
+                            destinationID: faults.addressesRepliesToBroadcast ? CastEndpoint.broadcast : requester.senderID,
+                            namespace: CastNamespace.media,
+                            json: delivery.payload
+                        )
+                    )
+                )
+            case .everyone(let excluded):
+                for (id, peer) in state.peers.sorted(by: { $0.key < $1.key }) {
+                    let listeners = peer.virtualConnections.filter { $0.endpoint == transportID }
+                    guard !listeners.isEmpty else { continue }
+                    if let excluded, excluded.connectionID == id, listeners.count == 1 { continue }
+                    out.append(
+                        Outgoing(
+                            connection: peer.connection,
+                            message: CastMessage(
+                                sourceID: transportID,
+                                destinationID: CastEndpoint.broadcast,
+                                namespace: CastNamespace.media,
+                                json: delivery.payload
+                            )
+                        )
+                    )
+                }
+            }
+        }
+        return out
+    }
+
+    /// Arms the clock for the player's next spontaneous transition (end of item, ad clip, preload, load).
+    func rescheduleMedia(state: inout State, now: Double) {
+        state.mediaTimer?.cancel()
+        state.mediaTimer = nil
+        guard let deadline = state.running.player?.nextDeadline(after: now) else { return }
+        state.mediaTimer = clock.schedule(after: max(0, deadline - now)) { [weak self] in
+            self?.mediaTimerFired()
+        }
+    }
+
+    private func mediaTimerFired() {
+        let now = clock.now
+        let outgoing: [Outgoing] = state.withLock { state in
+            guard state.running.player != nil else { return [] }
+            let deliveries = state.running.player!.advance(to: now)
+            rescheduleMedia(state: &state, now: now)
+            return resolve(deliveries, state: state)
+        }
+        deliver(outgoing)
+    }
+}

@@ -1,0 +1,25 @@
+/// Ways an emulated device misbehaves on purpose, so senders can be tested against real-device quirks and
+/// failures. Every field defaults to "behave well".
+public struct FaultInjection: Sendable, Hashable {
+    /// Close every new connection before TLS starts, like a device whose Cast service is down.
+    public var refusesConnections = false
+    /// Drop the connection without a TLS close_notify after this many inbound messages on it.
+    public var closesAfterMessages: Int?
+    /// Stop answering PINGs after answering this many on a connection (a stuck device).
+    public var stopsAnsweringPingsAfter: Int?
+    /// Delay every reply (and broadcast) by this many seconds on the emulator's clock.
+    public var replyDelay: Double?
+    /// Answer LAUNCH and STOP only with a `requestId` 0 broadcast, never a reply carrying the request's id.
+    public var launchRepliesOnlyByBroadcast = false
+    /// Address replies to `*` instead of the requesting sender.
+    public var addressesRepliesToBroadcast = false
+    /// Give launched apps a `web-N` transport id different from their session id (older firmware).
+    public var transportIDDiffersFromSessionID = false
+    /// Split every outgoing frame into TLS records of at most this many bytes.
+    public var writesInChunksOf: Int?
+    /// Send a malformed frame after this many inbound messages on a connection.
+    public var sendsMalformedFrameAfterMessages: Int?
+
+    /// A well-behaved device.
+    public init() {}
+}

@@ -1,0 +1,411 @@
+import CastTransport
+
+extension MediaPlayer {
+    /// Handles one request on the media namespace from `requester` at `now`.
+    ///
+    /// Every request gets exactly one reply carrying its `requestId` (a MEDIA_STATUS or an error); state changes
+    /// are also broadcast with `requestId` 0 to every other sender.
+    mutating func handle(_ request: [String: JSONValue], from requester: Requester, at now: Double)
+        -> [MediaDelivery<Requester>]
+    {
+        let out = advance(to: now)
+        let requestId = request["requestId"]?.intValue ?? 0
+        func reply(_ payload: JSONValue) -> MediaDelivery<Requester> {
+            var payload = payload
+            payload["requestId"] = .number(Double(requestId))
+            return MediaDelivery(recipient: .requester(requester), payload: payload)
+        }
+        func failure(_ type: String, reason: String? = nil, detailedErrorCode: Int? = nil, itemId: Int? = nil)
+            -> [MediaDelivery<Requester>]
+        {
+            var payload: JSONValue = ["type": .string(type)]
+            if let reason { payload["reason"] = .string(reason) }
+            if let detailedErrorCode { payload["detailedErrorCode"] = .number(Double(detailedErrorCode)) }
+            if let itemId { payload["itemId"] = .number(Double(itemId)) }
+            return out + [reply(payload)]
+        }
+        func changed() -> [MediaDelivery<Requester>] {
+            out + [reply(statusMessage(at: now, requestId: requestId)), broadcastStatus(at: now, except: requester)]
+        }
+
+        guard let type = request["type"]?.stringValue else { return failure("INVALID_REQUEST", reason: "INVALID_COMMAND") }
+
+        switch type {
+        case "GET_STATUS":
+            let options = request["options"]?.intValue ?? 0
+            return out + [reply(statusMessage(at: now, requestId: requestId, options: options))]
+        case "LOAD":
+            return out + load(request, from: requester, requestId: requestId, at: now)
+        case "QUEUE_LOAD":
+            guard let items = request["items"]?.arrayValue, !items.isEmpty else {
+                return failure("INVALID_REQUEST", reason: "INVALID_PARAMS")
+            }
+            var load = request
+            var queueData: [String: JSONValue] = ["items": .array(items)]
+            queueData["startIndex"] = request["startIndex"]
+            queueData["repeatMode"] = request["repeatMode"]
+            if let queueType = request["queueType"] { queueData["queueType"] = queueType }
+            load["queueData"] = .object(queueData)
+            load["media"] = items[min(max(0, request["startIndex"]?.intValue ?? 0), items.count - 1)]["media"]
+            return out + self.load(load, from: requester, requestId: requestId, at: now)
+        case "STORE_SESSION":
+            guard let session else { return failure("INVALID_PLAYER_STATE") }
+            var loadRequest: [String: JSONValue] = [
+                "media": .object(session.current.media),
+                "currentTime": .number(position(of: session, at: now)),
+                "autoplay": .bool(session.playerState == "PLAYING"),
+                "playbackRate": .number(session.rate),
+                "activeTrackIds": .array(session.activeTrackIds.map { .number(Double($0)) }),
+            ]
+            if session.queue.count > 1 {
+                loadRequest["queueData"] = [
+                    "items": .array(session.queue.map { .object($0.item) }),
+                    "startIndex": .number(Double(session.currentIndex)),
+                    "repeatMode": .string(session.repeatMode),
+                ]
+            }
+            return out + [
+                reply([
+                    "type": "SESSION_STATE",
+                    "sessionState": ["loadRequestData": .object(loadRequest), "customData": [:]],
+                ])
+            ]
+        case "RESUME_SESSION":
+            guard let state = request["sessionState"]?["loadRequestData"]?.objectValue else {
+                return failure("INVALID_REQUEST", reason: "INVALID_PARAMS")
+            }
+            return out + load(state, from: requester, requestId: requestId, at: now)
+        default:
+            break
+        }
+
+        // Everything else acts on the current media session.
+        guard session != nil else { return failure("INVALID_PLAYER_STATE") }
+        if let given = request["mediaSessionId"]?.intValue, given != session!.mediaSessionId {
+            return failure("INVALID_REQUEST", reason: "INVALID_MEDIA_SESSION_ID")
+        }
+        reanchor(at: now)
+        var session = self.session!
+        let supported = supportedCommands(of: session, at: now)
+        func supports(_ bit: Int) -> Bool { supported & bit != 0 }
+
+        switch type {
+        case "PLAY":
+            guard session.playerState != "IDLE" else { return failure("INVALID_PLAYER_STATE") }
+            session.playerState = "PLAYING"
+        case "PAUSE":
+            guard session.playerState != "IDLE" else { return failure("INVALID_PLAYER_STATE") }
+            guard supports(MediaCommandBits.pause) else { return failure("INVALID_REQUEST", reason: "NOT_SUPPORTED") }
+            session.playerState = "PAUSED"
+        case "STOP":
+            session.playerState = "IDLE"
+            session.idleReason = "CANCELLED"
+            session.adBreak = nil
+            self.session = session
+            let final = statusMessage(at: now, requestId: requestId)
+            let broadcast = broadcastStatus(at: now, except: requester)
+            self.session = nil
+            return out + [reply(final), broadcast]
+        case "SEEK":
+            guard session.playerState != "IDLE" else { return failure("INVALID_PLAYER_STATE") }
+            guard supports(MediaCommandBits.seek) else { return failure("INVALID_REQUEST", reason: "NOT_SUPPORTED") }
+            guard session.adBreak == nil else { return failure("INVALID_PLAYER_STATE") }
+            var target = session.position
+            if let relative = request["relativeTime"]?.doubleValue {
+                target += relative
+            } else if let absolute = request["currentTime"]?.doubleValue {
+                target = absolute
+            } else {
+                return failure("INVALID_REQUEST", reason: "INVALID_PARAMS")
+            }
+            target = max(0, target)
+            if let duration = duration(of: session.current) { target = min(target, duration) }
+            session.position = target
+            // Breaks the seek jumped over are not played again later.
+            for item in session.current.breaks {
+                if let id = item["id"]?.stringValue, let position = item["position"]?.doubleValue, position > 0,
+                    position < target
+                {
+                    session.watchedBreaks.insert(id)
+                }
+            }
+            switch request["resumeState"]?.stringValue {
+            case "PLAYBACK_START": session.playerState = "PLAYING"
+            case "PLAYBACK_PAUSE": session.playerState = "PAUSED"
+            default: break
+            }
+        case "SET_PLAYBACK_RATE":
+            var rate = session.rate
+            if let absolute = request["playbackRate"]?.doubleValue {
+                rate = absolute
+            } else if let relative = request["relativePlaybackRate"]?.doubleValue {
+                rate *= relative
+            } else {
+                return failure("INVALID_REQUEST", reason: "INVALID_PARAMS")
+            }
+            guard (0.5...2.0).contains(rate) else { return failure("INVALID_REQUEST", reason: "INVALID_PARAMS") }
+            session.rate = rate
+        case "SET_VOLUME":
+            guard let volume = request["volume"]?.objectValue, volume["level"] != nil || volume["muted"] != nil else {
+                return failure("INVALID_REQUEST", reason: "INVALID_PARAMS")
+            }
+            if let level = volume["level"]?.doubleValue {
+                guard (0...1).contains(level) else { return failure("INVALID_REQUEST", reason: "INVALID_PARAMS") }
+                volumeLevel = level
+            }
+            if let muted = volume["muted"]?.boolValue { isMuted = muted }
+        case "EDIT_TRACKS_INFO":
+            let tracks = session.current.media["tracks"]?.arrayValue?.compactMap(\.objectValue) ?? []
+            if let ids = request["activeTrackIds"]?.arrayValue {
+                let wanted = ids.compactMap(\.intValue)
+                let known = Set(tracks.compactMap { $0["trackId"]?.intValue })
+                guard wanted.count == ids.count, wanted.allSatisfy(known.contains) else {
+                    return failure("INVALID_REQUEST", reason: "INVALID_PARAMS")
+                }
+                session.activeTrackIds = wanted
+            }
+            if let language = request["language"]?.stringValue,
+                let track = tracks.first(where: {
+                    $0["type"]?.stringValue == "TEXT" && $0["language"]?.stringValue == language
+                }), let id = track["trackId"]?.intValue
+            {
+                let textIds = Set(tracks.filter { $0["type"]?.stringValue == "TEXT" }.compactMap { $0["trackId"]?.intValue })
+                session.activeTrackIds = session.activeTrackIds.filter { !textIds.contains($0) } + [id]
+            }
+            if request["enableTextTracks"]?.boolValue == false {
+                let textIds = Set(tracks.filter { $0["type"]?.stringValue == "TEXT" }.compactMap { $0["trackId"]?.intValue })
+                session.activeTrackIds.removeAll { textIds.contains($0) }
+            }
+            if let style = request["textTrackStyle"], style.objectValue != nil { session.textTrackStyle = style }
+        case "EDIT_AUDIO_TRACKS":
+            let tracks = session.current.media["tracks"]?.arrayValue?.compactMap(\.objectValue) ?? []
+            guard let language = request["language"]?.stringValue,
+                let track = tracks.first(where: {
+                    $0["type"]?.stringValue == "AUDIO" && $0["language"]?.stringValue == language
+                }), let id = track["trackId"]?.intValue
+            else { return failure("INVALID_REQUEST", reason: "LANGUAGE_NOT_SUPPORTED") }
+            let audioIds = Set(tracks.filter { $0["type"]?.stringValue == "AUDIO" }.compactMap { $0["trackId"]?.intValue })
+            session.activeTrackIds = session.activeTrackIds.filter { !audioIds.contains($0) } + [id]
+        case "SKIP_AD":
+            guard session.adBreak != nil else { return failure("INVALID_PLAYER_STATE") }
+            guard supports(MediaCommandBits.skipAd) else { return failure("INVALID_REQUEST", reason: "NOT_SUPPORTED") }
+            self.session = session
+            // End the clip now: the clock-driven transition does the rest (next clip or back to content).
+            let deliveries = forceClipEnd(at: now)
+            _ = deliveries
+            return out + [reply(statusMessage(at: now, requestId: requestId)), broadcastStatus(at: now, except: requester)]
+        case "QUEUE_GET_ITEM_IDS":
+            return out + [reply(["type": "QUEUE_ITEM_IDS", "itemIds": .array(session.queue.map { .number(Double($0.itemId)) })])]
+        case "QUEUE_GET_ITEMS":
+            guard let ids = request["itemIds"]?.arrayValue?.compactMap(\.intValue) else {
+                return failure("INVALID_REQUEST", reason: "INVALID_PARAMS")
+            }
+            let items = ids.compactMap { id in session.queue.first { $0.itemId == id }?.json }
+            return out + [reply(["type": "QUEUE_ITEMS", "items": .array(items)])]
+        case "QUEUE_GET_ITEM_RANGE":
+            guard let id = request["itemId"]?.intValue, let index = session.queue.firstIndex(where: { $0.itemId == id })
+            else { return failure("INVALID_REQUEST", reason: "INVALID_PARAMS") }
+            let low = max(0, index - (request["prevCount"]?.intValue ?? 0))
+            let high = min(session.queue.count, index + 1 + (request["nextCount"]?.intValue ?? 0))
+            return out + [reply(["type": "QUEUE_ITEMS", "items": .array(session.queue[low..<high].map(\.json))])]
+        case "QUEUE_INSERT", "QUEUE_REMOVE", "QUEUE_REORDER", "QUEUE_UPDATE", "QUEUE_NEXT", "QUEUE_PREV",
+            "QUEUE_SHUFFLE":
+            self.session = session
+            switch editQueue(type, request, at: now) {
+            case .failure(let reason):
+                return failure("INVALID_REQUEST", reason: reason)
+            case .success(let change):
+                var deliveries = out
+                if let change {
+                    var message = change
+                    self.session?.sequenceNumber += 1
+                    message["sequenceNumber"] = .number(Double(self.session?.sequenceNumber ?? 0))
+                    message["type"] = "QUEUE_CHANGE"
+                    message["requestId"] = 0
+                    deliveries.append(MediaDelivery(recipient: .everyone(except: nil), payload: message))
+                }
+                if self.session == nil {
+                    return deliveries + [reply(statusMessage(at: now, requestId: requestId))]
+                }
+                return deliveries + [
+                    reply(statusMessage(at: now, requestId: requestId)), broadcastStatus(at: now, except: requester),
+                ]
+            }
+        default:
+            return failure("INVALID_REQUEST", reason: "INVALID_COMMAND")
+        }
+        if let customData = request["customData"], customData != [:] { session.customData = customData }
+        self.session = session
+        return changed()
+    }
+
+    private mutating func forceClipEnd(at now: Double) -> [MediaDelivery<Requester>] {
+        guard var session, var adBreak = session.adBreak else { return [] }
+        let clipId = adBreak.clipIds[adBreak.clipIndex]
+        adBreak.clipPosition = session.current.clip(clipId)?["duration"]?.doubleValue ?? 15
+        adBreak.anchorTime = now
+        let wasPlaying = session.playerState
+        session.adBreak = adBreak
+        session.playerState = "PLAYING"
+        self.session = session
+        let deliveries = advance(to: now)
+        if wasPlaying == "PAUSED", self.session?.playerState == "PLAYING" { self.session?.playerState = "PAUSED" }
+        return deliveries
+    }
+
+    // MARK: - LOAD
+
+    private mutating func load(
+        _ request: [String: JSONValue],
+        from requester: Requester,
+        requestId: Int,
+        at now: Double
+    ) -> [MediaDelivery<Requester>] {
+        func reply(_ payload: JSONValue) -> MediaDelivery<Requester> {
+            var payload = payload
+            payload["requestId"] = .number(Double(requestId))
+            return MediaDelivery(recipient: .requester(requester), payload: payload)
+        }
+        let queueItems = request["queueData"]?["items"]?.arrayValue?.compactMap(\.objectValue)
+        let media = request["media"]?.objectValue ?? queueItems?.first?["media"]?.objectValue
+        guard let media, let url = media["contentUrl"]?.stringValue ?? media["contentId"]?.stringValue, !url.isEmpty
+        else {
+            return [reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"])]
+        }
+        if let items = queueItems, items.contains(where: { $0["itemId"] != nil && $0["itemId"] != .null }) {
+            return [reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"])]
+        }
+        var deliveries: [MediaDelivery<Requester>] = []
+        if let pending = pendingLoad {
+            pendingLoad = nil
+            deliveries.append(
+                MediaDelivery(
+                    recipient: .requester(pending.requester),
+                    payload: ["type": "LOAD_CANCELLED", "requestId": .number(Double(pending.requestId))]
+                )
+            )
+        }
+        let mediaSessionId = nextMediaSessionId
+        nextMediaSessionId += 1
+
+        // The session being replaced ends as INTERRUPTED.
+        if var previous = session, previous.playerState != "IDLE" {
+            previous.position = position(of: previous, at: now)
+            previous.playerState = "IDLE"
+            previous.idleReason = "INTERRUPTED"
+            previous.adBreak = nil
+            session = previous
+            deliveries.append(broadcastStatus(at: now))
+        }
+        session = nil
+
+        // LOADING lives only in extendedStatus while playerState stays IDLE.
+        deliveries.append(
+            MediaDelivery(
+                recipient: .everyone(except: nil),
+                payload: [
+                    "type": "MEDIA_STATUS", "requestId": 0,
+                    "status": [
+                        [
+                            "mediaSessionId": .number(Double(mediaSessionId)), "playerState": "IDLE",
+                            "currentTime": 0, "playbackRate": 1, "supportedMediaCommands": 0,
+                            "volume": ["level": .number(volumeLevel), "muted": .bool(isMuted)],
+                            "extendedStatus": [
+                                "playerState": "LOADING", "mediaSessionId": .number(Double(mediaSessionId)),
+                                "media": .object(media),
+                            ],
+                        ]
+                    ],
+                ]
+            )
+        )
+
+        if let code = settings.failure(url) {
+            deliveries.append(
+                MediaDelivery(
+                    recipient: .everyone(except: nil),
+                    payload: [
+                        "type": "MEDIA_STATUS", "requestId": 0,
+                        "status": [
+                            [
+                                "mediaSessionId": .number(Double(mediaSessionId)), "playerState": "IDLE",
+                                "idleReason": "ERROR", "currentTime": 0, "playbackRate": 1,
+                                "supportedMediaCommands": 0,
+                                "volume": ["level": .number(volumeLevel), "muted": .bool(isMuted)],
+                            ]
+                        ],
+                    ]
+                )
+            )
+            // pychromecast, like the SDKs, reports a failed load only with the queue item's id.
+            let itemId = nextItemId
+            nextItemId += 1
+            deliveries.append(
+                reply([
+                    "type": "LOAD_FAILED", "detailedErrorCode": .number(Double(code)), "itemId": .number(Double(itemId)),
+                ])
+            )
+            return deliveries
+        }
+
+        let pending = PendingLoad(
+            requester: requester,
+            requestId: requestId,
+            request: request,
+            mediaSessionId: mediaSessionId,
+            completesAt: now + settings.loadDuration
+        )
+        if settings.loadDuration > 0 {
+            pendingLoad = pending
+            return deliveries
+        }
+        return deliveries + completeLoad(pending, at: now)
+    }
+
+    mutating func completeLoad(_ pending: PendingLoad, at now: Double) -> [MediaDelivery<Requester>] {
+        let request = pending.request
+        var items: [[String: JSONValue]]
+        var startIndex = 0
+        var queueData: [String: JSONValue]?
+        if let queue = request["queueData"]?.objectValue, let given = queue["items"]?.arrayValue?.compactMap(\.objectValue),
+            !given.isEmpty
+        {
+            items = given
+            startIndex = min(max(0, queue["startIndex"]?.intValue ?? 0), given.count - 1)
+            var data = queue
+            data["items"] = nil
+            queueData = data
+        } else {
+            var item: [String: JSONValue] = ["media": request["media"] ?? [:], "autoplay": request["autoplay"] ?? true]
+            if let ids = request["activeTrackIds"] { item["activeTrackIds"] = ids }
+            items = [item]
+        }
+        let entries = items.map { item -> Entry in
+            defer { nextItemId += 1 }
+            var item = item
+            item["itemId"] = nil
+            return Entry(itemId: nextItemId, item: item)
+        }
+        var session = Session(mediaSessionId: pending.mediaSessionId, queue: entries, currentIndex: startIndex)
+        session.repeatMode = request["queueData"]?["repeatMode"]?.stringValue ?? request["repeatMode"]?.stringValue
+            ?? "REPEAT_OFF"
+        session.rate = request["playbackRate"]?.doubleValue ?? 1
+        session.queueData = queueData
+        if let customData = request["customData"], customData != [:], customData != .null {
+            session.customData = customData
+        }
+        if let credentials = request["credentials"] {
+            self.credentials = ["credentials": credentials, "credentialsType": request["credentialsType"] ?? .null]
+        }
+        self.session = session
+        let autoplay = request["autoplay"]?.boolValue ?? entries[startIndex].autoplay
+        start(index: startIndex, at: now, startTime: request["currentTime"]?.doubleValue, autoplay: autoplay)
+        if let ids = request["activeTrackIds"]?.arrayValue?.compactMap(\.intValue) { self.session?.activeTrackIds = ids }
+        var reply = statusMessage(at: now, requestId: pending.requestId)
+        reply["requestId"] = .number(Double(pending.requestId))
+        return [
+            MediaDelivery(recipient: .requester(pending.requester), payload: reply),
+            broadcastStatus(at: now, except: pending.requester),
+        ]
+    }
+}

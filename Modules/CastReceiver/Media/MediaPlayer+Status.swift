@@ -1,0 +1,115 @@
+import CastTransport
+
+/// `supportedMediaCommands` bits (cast-protocol.md §7.4).
+enum MediaCommandBits {
+    static let pause = 1
+    static let seek = 2
+    static let streamVolume = 4
+    static let streamMute = 8
+    static let queueNext = 64
+    static let queuePrev = 128
+    static let queueShuffle = 256
+    static let skipAd = 512
+    static let queueRepeatAll = 1024
+    static let queueRepeatOne = 2048
+    static let editTracks = 4096
+    static let playbackRate = 8192
+    static let streamTransfer = 262_144
+}
+
+extension MediaPlayer {
+    /// The `supportedMediaCommands` of the current state: live streams cannot pause or seek (senders show
+    /// play/stop), queue navigation only where there is somewhere to go, SKIP_AD only while a skippable clip plays.
+    func supportedCommands(of session: Session, at now: Double) -> Int {
+        var bits = MediaCommandBits.streamVolume | MediaCommandBits.streamMute | MediaCommandBits.editTracks
+            | MediaCommandBits.playbackRate | MediaCommandBits.streamTransfer
+        if !session.current.isLive { bits |= MediaCommandBits.pause | MediaCommandBits.seek }
+        if session.queue.count > 1 {
+            bits |= MediaCommandBits.queueShuffle | MediaCommandBits.queueRepeatAll | MediaCommandBits.queueRepeatOne
+            if nextIndex(of: session, wrapping: true) != nil { bits |= MediaCommandBits.queueNext }
+            if session.currentIndex > 0 || session.repeatMode != "REPEAT_OFF" { bits |= MediaCommandBits.queuePrev }
+        }
+        if let status = breakStatus(of: session, at: now), let skippable = status["whenSkippable"]?.doubleValue,
+            skippable <= (status["currentBreakClipTime"]?.doubleValue ?? 0)
+        {
+            bits |= MediaCommandBits.skipAd
+        }
+        return bits
+    }
+
+    func breakStatus(of session: Session, at now: Double) -> JSONValue? {
+        guard let adBreak = session.adBreak else { return nil }
+        let clipId = adBreak.clipIds[adBreak.clipIndex]
+        var clipTime = adBreak.clipPosition
+        if session.playerState == "PLAYING" { clipTime += now - adBreak.anchorTime }
+        var previousClips = 0.0
+        for id in adBreak.clipIds.prefix(adBreak.clipIndex) { previousClips += session.current.clip(id)?["duration"]?.doubleValue ?? 15 }
+        var status: JSONValue = [
+            "breakId": .string(adBreak.breakId),
+            "breakClipId": .string(clipId),
+            "currentBreakTime": .number(previousClips + clipTime),
+            "currentBreakClipTime": .number(clipTime),
+        ]
+        if let skippable = session.current.clip(clipId)?["whenSkippable"] { status["whenSkippable"] = skippable }
+        return status
+    }
+
+    /// One MEDIA_STATUS entry for `session`.
+    func statusEntry(of session: Session, at now: Double, options: Int = 0) -> JSONValue {
+        let entry = session.current
+        var media = entry.media
+        if options & 1 != 0 { media["metadata"] = nil }
+        var status: [String: JSONValue] = [
+            "mediaSessionId": .number(Double(session.mediaSessionId)),
+            "playerState": .string(session.playerState),
+            "currentTime": .number(position(of: session, at: now)),
+            "playbackRate": .number(session.rate),
+            "supportedMediaCommands": .number(Double(supportedCommands(of: session, at: now))),
+            "volume": ["level": .number(volumeLevel), "muted": .bool(isMuted)],
+            "activeTrackIds": .array(session.activeTrackIds.map { .number(Double($0)) }),
+            "currentItemId": .number(Double(entry.itemId)),
+            "repeatMode": .string(session.repeatMode),
+            "media": .object(media),
+        ]
+        if let idleReason = session.idleReason { status["idleReason"] = .string(idleReason) }
+        if let preloaded = session.preloadedItemId { status["preloadedItemId"] = .number(Double(preloaded)) }
+        if let style = session.textTrackStyle {
+            var media = status["media"]?.objectValue ?? [:]
+            media["textTrackStyle"] = style
+            status["media"] = .object(media)
+        }
+        if let breakStatus = breakStatus(of: session, at: now) { status["breakStatus"] = breakStatus }
+        if let videoInfo = videoInfo(of: entry) { status["videoInfo"] = videoInfo }
+        if options & 2 == 0 {
+            // A window of items around the current one, as CAF sends; the rest via QUEUE_GET_ITEMS.
+            let low = max(0, session.currentIndex - 10)
+            let high = min(session.queue.count, session.currentIndex + 11)
+            status["items"] = .array(session.queue[low..<high].map(\.json))
+        }
+        if var queueData = session.queueData {
+            queueData["repeatMode"] = .string(session.repeatMode)
+            status["queueData"] = .object(queueData)
+        }
+        if let customData = session.customData { status["customData"] = customData }
+        return .object(status)
+    }
+
+    /// Video dimensions: from the media's `customData.videoInfo` when given, 1920×1080 SDR for video, none for
+    /// audio.
+    private func videoInfo(of entry: Entry) -> JSONValue? {
+        if let given = entry.media["customData"]?["videoInfo"], given.objectValue != nil { return given }
+        guard entry.media["contentType"]?.stringValue?.hasPrefix("audio/") != true else { return nil }
+        return ["width": 1920, "height": 1080, "hdrType": "sdr"]
+    }
+
+    /// The MEDIA_STATUS payload: `[]` without a media session.
+    func statusMessage(at now: Double, requestId: Int, options: Int = 0) -> JSONValue {
+        var entries: [JSONValue] = []
+        if let session { entries.append(statusEntry(of: session, at: now, options: options)) }
+        return ["type": "MEDIA_STATUS", "requestId": .number(Double(requestId)), "status": .array(entries)]
+    }
+
+    func broadcastStatus(at now: Double, except: Requester? = nil) -> MediaDelivery<Requester> {
+        MediaDelivery(recipient: .everyone(except: except), payload: statusMessage(at: now, requestId: 0))
+    }
+}
