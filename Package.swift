@@ -83,10 +83,10 @@ let package = Package(
             name: "cast",
             dependencies: [
                 "CastLogging",
+                "CastReceiver",
                 "CastTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Apps/cast"
         ),

@@ -25,6 +25,12 @@ extension JSONValue {
         }
     }
 
+    /// The element at `index` when this is an array and the index is in range; `nil` otherwise.
+    public subscript(index: Int) -> JSONValue? {
+        guard case .array(let elements) = self, elements.indices.contains(index) else { return nil }
+        return elements[index]
+    }
+
     /// The string, when this is a string.
     public var stringValue: String? {
         if case .string(let value) = self { return value }
