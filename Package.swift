@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "CastLogging", targets: ["CastLogging"]),
         .library(name: "CastTransport", targets: ["CastTransport"]),
+        .library(name: "CastDiscovery", targets: ["CastDiscovery"]),
         .library(name: "CastReceiver", targets: ["CastReceiver"]),
         .executable(name: "cast", targets: ["cast"]),
         .executable(name: "cast-receiver", targets: ["cast-receiver"]),
@@ -65,6 +66,18 @@ let package = Package(
             exclude: ["Protos"]
         ),
 
+        .target(
+            name: "CastDiscovery",
+            dependencies: [
+                "CAvahi",
+                "CastLogging",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Modules/CastDiscovery"
+        ),
         .target(
             name: "CastReceiver",
             dependencies: [
@@ -120,6 +133,16 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
             path: "Tests/CastTransportTests"
+        ),
+        .testTarget(
+            name: "CastDiscoveryTests",
+            dependencies: [
+                "CastDiscovery",
+                "CastReceiver",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/CastDiscoveryTests"
         ),
         .testTarget(
             name: "CastReceiverTests",
