@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "CastLogging", targets: ["CastLogging"]),
         .library(name: "CastTransport", targets: ["CastTransport"]),
         .library(name: "CastDiscovery", targets: ["CastDiscovery"]),
+        .library(name: "CastMedia", targets: ["CastMedia"]),
         .library(name: "CastReceiver", targets: ["CastReceiver"]),
         .executable(name: "cast", targets: ["cast"]),
         .executable(name: "cast-receiver", targets: ["cast-receiver"]),
@@ -77,6 +78,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Modules/CastDiscovery"
+        ),
+        .target(
+            name: "CastMedia",
+            dependencies: [
+                "CastLogging",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Modules/CastMedia"
         ),
         .target(
             name: "CastReceiver",

@@ -1,0 +1,121 @@
+import Synchronization
+
+/// A request in flight (GCKRequest): `await` its ``response()``, or register GCKRequestDelegate-style callbacks.
+///
+/// Exactly one outcome happens: completion (with the resulting status, if the reply carried one), failure (a
+/// ``CastMediaError``), or abort (cancelled by the caller, or replaced by a newer request of the same kind).
+/// Callbacks registered after the outcome run at once.
+public final class MediaRequest: Sendable {
+    /// Why a request was abandoned without an answer.
+    public enum AbortReason: Sendable, Hashable {
+        /// ``cancel()`` was called.
+        case cancelled
+        /// A newer request of the same kind superseded it (for example a second load).
+        case replaced
+    }
+
+    /// The outcome of a request.
+    public enum Outcome: Sendable {
+        case completed(MediaStatus?)
+        case failed(CastMediaError)
+        case aborted(AbortReason)
+    }
+
+    private struct State {
+        var outcome: Outcome?
+        var waiters: [CheckedContinuation<Outcome, Never>] = []
+        var completionHandlers: [@Sendable (MediaStatus?) -> Void] = []
+        var failureHandlers: [@Sendable (CastMediaError) -> Void] = []
+        var abortHandlers: [@Sendable (AbortReason) -> Void] = []
+    }
+
+    /// A local, increasing id for logs and correlation in tests (not the wire `requestId`).
+    public let id: Int
+    /// What kind of command this is, for example `PLAY` or `QUEUE_INSERT`.
+    public let kind: String
+    private let state = Mutex(State())
+
+    init(id: Int, kind: String) {
+        self.id = id
+        self.kind = kind
+    }
+
+    /// Waits for the outcome.
+    ///
+    /// - Returns: The media status the reply carried (`nil` when the media session ended, or for replies
+    ///   without status).
+    /// - Throws: ``CastMediaError`` on failure; `CancellationError` when aborted.
+    @discardableResult
+    public func response() async throws -> MediaStatus? {
+        let outcome = await withCheckedContinuation { continuation in
+            let done: Outcome? = state.withLock { state in
+                if let outcome = state.outcome { return outcome }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+        switch outcome {
+        case .completed(let status): return status
+        case .failed(let error): throw error
+        case .aborted: throw CancellationError()
+        }
+    }
+
+    /// The outcome, if the request has finished.
+    public var outcome: Outcome? { state.withLock { $0.outcome } }
+
+    /// Calls `handler` when the request completes (GCKRequestDelegate's didComplete).
+    public func onCompletion(_ handler: @escaping @Sendable (MediaStatus?) -> Void) {
+        let outcome = state.withLock { state -> Outcome? in
+            if state.outcome == nil { state.completionHandlers.append(handler) }
+            return state.outcome
+        }
+        if case .completed(let status) = outcome { handler(status) }
+    }
+
+    /// Calls `handler` when the request fails (didFailWithError).
+    public func onFailure(_ handler: @escaping @Sendable (CastMediaError) -> Void) {
+        let outcome = state.withLock { state -> Outcome? in
+            if state.outcome == nil { state.failureHandlers.append(handler) }
+            return state.outcome
+        }
+        if case .failed(let error) = outcome { handler(error) }
+    }
+
+    /// Calls `handler` when the request is aborted (didAbortWithReason).
+    public func onAbort(_ handler: @escaping @Sendable (AbortReason) -> Void) {
+        let outcome = state.withLock { state -> Outcome? in
+            if state.outcome == nil { state.abortHandlers.append(handler) }
+            return state.outcome
+        }
+        if case .aborted(let reason) = outcome { handler(reason) }
+    }
+
+    /// Abandons the request: callers stop waiting; the receiver may still act on it.
+    public func cancel() { finish(.aborted(.cancelled)) }
+
+    /// Records the outcome once; later calls are ignored.
+    func finish(_ outcome: Outcome) {
+        let (waiters, state) = self.state.withLock { state -> ([CheckedContinuation<Outcome, Never>], State?) in
+            guard state.outcome == nil else { return ([], nil) }
+            state.outcome = outcome
+            let snapshot = state
+            state.waiters = []
+            state.completionHandlers = []
+            state.failureHandlers = []
+            state.abortHandlers = []
+            return (snapshot.waiters, snapshot)
+        }
+        guard let state else { return }
+        for waiter in waiters { waiter.resume(returning: outcome) }
+        switch outcome {
+        case .completed(let status): state.completionHandlers.forEach { $0(status) }
+        case .failed(let error): state.failureHandlers.forEach { $0(error) }
+        case .aborted(let reason): state.abortHandlers.forEach { $0(reason) }
+        }
+    }
+
+    /// Whether the request has an outcome.
+    public var isFinished: Bool { state.withLock { $0.outcome != nil } }
+}

@@ -1,0 +1,470 @@
+import CastLogging
+import CastTransport
+import Logging
+import Synchronization
+
+/// What changed in a ``RemoteMediaClient`` (GCKRemoteMediaClientListener's callbacks, as values).
+public enum RemoteMediaClientEvent: Sendable {
+    /// A new status arrived (`nil`: the media session ended).
+    case statusUpdated(MediaStatus?)
+    /// The media's metadata changed (a new item, or new metadata).
+    case metadataUpdated(MediaMetadata?)
+    /// The queue changed (items, order or current item).
+    case queueUpdated
+    /// The preloaded item changed.
+    case preloadStatusUpdated(itemID: Int?)
+    /// The receiver announced a queue change (QUEUE_CHANGE).
+    case queueChanged(QueueChange)
+}
+
+/// Controls media on the receiver app (GCKRemoteMediaClient): load, transport controls, seek, rate, tracks,
+/// queue, ad skipping; and follows its status.
+///
+/// Every command returns a ``MediaRequest`` at once: `try await client.pause().response()`. Commands that the
+/// current status does not support (``MediaStatus/supportedMediaCommands``) or that need a media session when
+/// there is none fail locally, without a round trip.
+public final class RemoteMediaClient: Sendable {
+    private struct State {
+        var status: MediaStatus?
+        var statusTime: Double = 0
+        var nextRequestID = 1
+        var inFlight: [String: MediaRequest] = [:]
+    }
+
+    private let channel: any MediaChannel
+    private let now: @Sendable () -> Double
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let statusBroadcaster = EventBroadcaster<MediaStatus?>()
+    private let eventBroadcaster = EventBroadcaster<RemoteMediaClientEvent>()
+    /// Per-request reply timeout; `nil` uses the channel's default.
+    public let requestTimeout: Duration?
+
+    /// The queue, fetched lazily in pages.
+    public let queue: MediaQueue
+
+    /// Creates a client on `channel`.
+    ///
+    /// - Parameters:
+    ///   - channel: Where requests go.
+    ///   - requestTimeout: The reply timeout for each request; `nil` for the channel's default.
+    ///   - now: Monotonic seconds, for ``approximateStreamPosition``; injectable for tests.
+    ///   - logger: Silent by default.
+    public init(
+        channel: any MediaChannel,
+        requestTimeout: Duration? = nil,
+        now: @escaping @Sendable () -> Double = RemoteMediaClient.monotonicSeconds,
+        logger: Logger = .castDisabled
+    ) {
+        self.channel = channel
+        self.requestTimeout = requestTimeout
+        self.now = now
+        self.logger = logger.withCategory(CastLogCategory.media)
+        self.queue = MediaQueue(channel: channel, requestTimeout: requestTimeout, logger: logger)
+    }
+
+    /// Seconds on the continuous clock since the first call.
+    public static let monotonicSeconds: @Sendable () -> Double = {
+        let origin = ContinuousClock.now
+        return {
+            let elapsed = ContinuousClock.now - origin
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
+    }()
+
+    // MARK: - Status
+
+    /// The latest status; `nil` when there is no media session.
+    public var mediaStatus: MediaStatus? { state.withLock { $0.status } }
+
+    /// Status updates, latest wins: a slow consumer sees the newest status, not a backlog.
+    public func statusUpdates() -> AsyncStream<MediaStatus?> { statusBroadcaster.makeStream(bufferingPolicy: .bufferingNewest(1)) }
+
+    /// Every event, in order.
+    public func events() -> AsyncStream<RemoteMediaClientEvent> { eventBroadcaster.makeStream() }
+
+    /// The position now, extrapolated from the last status and the playback rate while playing
+    /// (GCKUIMediaController's lastKnownStreamPosition); clamped to the duration.
+    public var approximateStreamPosition: Double {
+        let time = now()
+        return state.withLock { state in
+            guard let status = state.status else { return 0 }
+            var position = status.currentTime
+            if status.playerState == .playing, status.adBreakStatus == nil {
+                position += (time - state.statusTime) * status.playbackRate
+            }
+            if let duration = status.media?.duration, duration > 0 { position = min(position, duration) }
+            return max(0, position)
+        }
+    }
+
+    /// The last known player state (``PlayerState/loading`` while a load runs).
+    public var playerState: PlayerState {
+        state.withLock { state in
+            guard let status = state.status else { return .idle }
+            return status.extendedPlayerState ?? status.playerState
+        }
+    }
+
+    /// Feeds one inbound media-namespace message (MEDIA_STATUS, QUEUE_CHANGE, …) to the client. The session
+    /// calls this for every message from the app; replies to this client's requests may come through here too.
+    public func receive(_ message: JSONValue) {
+        switch message["type"]?.stringValue {
+        case "MEDIA_STATUS":
+            apply(statusMessage: message)
+        case "QUEUE_CHANGE":
+            let change = QueueChange(json: message)
+            queue.apply(change)
+            eventBroadcaster.yield(.queueChanged(change))
+            eventBroadcaster.yield(.queueUpdated)
+        default:
+            break
+        }
+    }
+
+    /// Forgets the status (the session ended or the app went away).
+    public func reset() {
+        let had = state.withLock { state -> Bool in
+            defer { state.status = nil }
+            return state.status != nil
+        }
+        queue.invalidate()
+        if had {
+            statusBroadcaster.yield(nil)
+            eventBroadcaster.yield(.statusUpdated(nil))
+        }
+    }
+
+    @discardableResult
+    private func apply(statusMessage message: JSONValue) -> MediaStatus? {
+        let entries = message["status"]?.arrayValue ?? []
+        let time = now()
+        var parsed = entries.compactMap { try? MediaStatus(json: $0) }.first
+        let (previous, current) = state.withLock { state -> (MediaStatus?, MediaStatus?) in
+            let previous = state.status
+            if var status = parsed {
+                // Receivers send `media` only when it changes: carry it forward within a media session.
+                if status.media == nil, let previous, previous.mediaSessionID == status.mediaSessionID {
+                    status.media = previous.media
+                }
+                if status.items == nil, let previous, previous.mediaSessionID == status.mediaSessionID {
+                    status.items = previous.items
+                }
+                parsed = status
+            }
+            state.status = parsed
+            state.statusTime = time
+            return (previous, parsed)
+        }
+        if previous?.mediaSessionID != current?.mediaSessionID { queue.invalidate() }
+        if let current, current.items != nil, previous?.items != current.items || previous?.currentItemID != current.currentItemID {
+            queue.noteStatus(current)
+        }
+        statusBroadcaster.yield(current)
+        eventBroadcaster.yield(.statusUpdated(current))
+        if previous?.media?.metadata != current?.media?.metadata || previous?.mediaSessionID != current?.mediaSessionID {
+            eventBroadcaster.yield(.metadataUpdated(current?.media?.metadata))
+        }
+        if previous?.items != current?.items || previous?.currentItemID != current?.currentItemID {
+            eventBroadcaster.yield(.queueUpdated)
+        }
+        if previous?.preloadedItemID != current?.preloadedItemID {
+            eventBroadcaster.yield(.preloadStatusUpdated(itemID: current?.preloadedItemID))
+        }
+        return current
+    }
+
+    // MARK: - Sending
+
+    private func makeRequest(_ kind: String) -> MediaRequest {
+        let id = state.withLock { state in
+            defer { state.nextRequestID += 1 }
+            return state.nextRequestID
+        }
+        return MediaRequest(id: id, kind: kind)
+    }
+
+    private func failed(_ kind: String, _ error: CastMediaError) -> MediaRequest {
+        let request = makeRequest(kind)
+        request.finish(.failed(error))
+        return request
+    }
+
+    /// Sends `payload` of `type`, after checking the session and command support locally.
+    ///
+    /// - Parameters:
+    ///   - needsSession: Whether a media session must exist; its id is added as `mediaSessionId`.
+    ///   - requires: A command bit the status must advertise.
+    ///   - replaces: Requests of the same replacement group still in flight are aborted as replaced.
+    private func send(
+        _ type: String,
+        _ payload: JSONValue = [:],
+        needsSession: Bool = true,
+        requires command: MediaCommands? = nil,
+        replaces group: String? = nil
+    ) -> MediaRequest {
+        var payload = payload
+        payload["type"] = .string(type)
+        if needsSession {
+            guard let status = mediaStatus else {
+                return failed(type, CastMediaError(.noMediaSession, "\(type) needs a media session; load media first"))
+            }
+            if let command, !status.supportedMediaCommands.contains(command) {
+                return failed(type, CastMediaError(.notSupported, "the receiver does not support \(type) now"))
+            }
+            payload["mediaSessionId"] = .number(Double(status.mediaSessionID))
+        }
+        let request = makeRequest(type)
+        if let group {
+            let replaced = state.withLock { state -> MediaRequest? in
+                defer { state.inFlight[group] = request }
+                return state.inFlight[group]
+            }
+            replaced?.finish(.aborted(.replaced))
+        }
+        var logger = self.logger
+        logger[metadataKey: CastLogMetadataKey.requestID] = "\(request.id)"
+        let channel = self.channel
+        let timeout = requestTimeout
+        Task { [weak self] in
+            logger.debug("sending media request", metadata: ["cast.type": "\(type)"])
+            let outcome: MediaRequest.Outcome
+            do {
+                let reply = try await channel.sendMediaRequest(payload, timeout: timeout)
+                outcome = self?.interpret(reply, for: type) ?? .failed(CastMediaError(.notConnected, "the client is gone"))
+            } catch let error as CastMediaError {
+                outcome = .failed(error)
+            } catch let error as CastTransportError {
+                outcome = .failed(Self.mediaError(for: error))
+            } catch is CancellationError {
+                outcome = .aborted(.cancelled)
+            } catch {
+                outcome = .failed(CastMediaError(.receiverError, "\(type) failed: \(error)", cause: error))
+            }
+            if let group {
+                self?.state.withLock { state in
+                    if state.inFlight[group] === request { state.inFlight[group] = nil }
+                }
+            }
+            request.finish(outcome)
+        }
+        return request
+    }
+
+    static func mediaError(for error: CastTransportError) -> CastMediaError {
+        switch error.code {
+        case .requestTimedOut: return CastMediaError(.timedOut, error.message, cause: error)
+        default: return CastMediaError(.notConnected, error.message, cause: error)
+        }
+    }
+
+    /// Turns a reply into an outcome and applies any status it carries.
+    private func interpret(_ reply: JSONValue, for type: String) -> MediaRequest.Outcome {
+        let reason = reply["reason"]?.stringValue
+        let code = reply["detailedErrorCode"]?.intValue
+        switch reply["type"]?.stringValue {
+        case "MEDIA_STATUS":
+            return .completed(apply(statusMessage: reply))
+        case "LOAD_FAILED":
+            return .failed(CastMediaError(.loadFailed, "the receiver could not load the media", receiverReason: reason, detailedErrorCode: code))
+        case "LOAD_CANCELLED":
+            return .failed(CastMediaError(.loadCancelled, "a newer load replaced this one", receiverReason: reason))
+        case "INVALID_PLAYER_STATE":
+            return .failed(CastMediaError(.invalidPlayerState, "\(type) is not valid in the player's state", receiverReason: reason))
+        case "INVALID_REQUEST":
+            return .failed(CastMediaError(.invalidRequest, "the receiver rejected \(type)", receiverReason: reason, detailedErrorCode: code))
+        case "ERROR":
+            return .failed(CastMediaError(.receiverError, "the receiver reported an error for \(type)", receiverReason: reason, detailedErrorCode: code))
+        case "QUEUE_ITEM_IDS", "QUEUE_ITEMS", "SESSION_STATE":
+            return .completed(mediaStatus)
+        default:
+            return .failed(CastMediaError(.invalidResponse, "unexpected reply to \(type): \(reply["type"]?.stringValue ?? "no type")"))
+        }
+    }
+
+    private func custom(_ payload: JSONValue, _ customData: JSONValue?) -> JSONValue {
+        var payload = payload
+        if let customData { payload["customData"] = customData }
+        return payload
+    }
+
+    // MARK: - Commands
+
+    /// Loads media or a queue (LOAD). A load still in flight is aborted as replaced.
+    @discardableResult
+    public func load(_ request: LoadRequestData) -> MediaRequest {
+        if request.media == nil, request.queueData?.items.isEmpty ?? true {
+            return failed("LOAD", CastMediaError(.invalidRequest, "a load needs media or a non-empty queue"))
+        }
+        return send("LOAD", request.payload, needsSession: false, replaces: "LOAD")
+    }
+
+    /// Loads one media item.
+    @discardableResult
+    public func loadMedia(_ media: MediaInformation, autoplay: Bool = true, currentTime: Double? = nil) -> MediaRequest {
+        var request = LoadRequestData(media: media)
+        request.autoplay = autoplay
+        request.currentTime = currentTime
+        return load(request)
+    }
+
+    /// Resumes playback (PLAY).
+    @discardableResult
+    public func play(customData: JSONValue? = nil) -> MediaRequest { send("PLAY", custom([:], customData)) }
+
+    /// Pauses (PAUSE); fails locally with ``CastMediaError/Code/notSupported`` for live streams.
+    @discardableResult
+    public func pause(customData: JSONValue? = nil) -> MediaRequest {
+        send("PAUSE", custom([:], customData), requires: .pause)
+    }
+
+    /// Stops playback and ends the media session (STOP).
+    @discardableResult
+    public func stop(customData: JSONValue? = nil) -> MediaRequest { send("STOP", custom([:], customData)) }
+
+    /// Seeks (SEEK). A seek still in flight is aborted as replaced.
+    @discardableResult
+    public func seek(_ options: SeekOptions) -> MediaRequest {
+        var payload: JSONValue = options.isRelative
+            ? ["relativeTime": .number(options.interval)] : ["currentTime": .number(options.interval)]
+        if options.resumeState != .unchanged { payload["resumeState"] = .string(options.resumeState.rawValue) }
+        return send("SEEK", custom(payload, options.customData), requires: .seek, replaces: "SEEK")
+    }
+
+    /// Sets the playback rate (SET_PLAYBACK_RATE); rates outside 0.5…2 fail locally.
+    @discardableResult
+    public func setPlaybackRate(_ rate: Double, customData: JSONValue? = nil) -> MediaRequest {
+        guard (0.5...2.0).contains(rate) else {
+            return failed("SET_PLAYBACK_RATE", CastMediaError(.invalidRequest, "playback rate \(rate) is outside 0.5…2"))
+        }
+        return send("SET_PLAYBACK_RATE", custom(["playbackRate": .number(rate)], customData), requires: .playbackRate)
+    }
+
+    /// Sets the stream volume (SET_VOLUME on the media namespace), 0…1.
+    @discardableResult
+    public func setStreamVolume(_ level: Double, customData: JSONValue? = nil) -> MediaRequest {
+        guard (0...1).contains(level) else {
+            return failed("SET_VOLUME", CastMediaError(.invalidRequest, "volume \(level) is outside 0…1"))
+        }
+        return send("SET_VOLUME", custom(["volume": ["level": .number(level)]], customData), requires: .streamVolume)
+    }
+
+    /// Mutes or unmutes the stream.
+    @discardableResult
+    public func setStreamMuted(_ muted: Bool, customData: JSONValue? = nil) -> MediaRequest {
+        send("SET_VOLUME", custom(["volume": ["muted": .bool(muted)]], customData), requires: .streamMute)
+    }
+
+    /// Chooses the active tracks (EDIT_TRACKS_INFO); `[]` turns every track off.
+    @discardableResult
+    public func setActiveTrackIDs(_ ids: [Int]) -> MediaRequest {
+        send("EDIT_TRACKS_INFO", ["activeTrackIds": .array(ids.map { .number(Double($0)) })], requires: .editTracks)
+    }
+
+    /// Sets how text tracks look (EDIT_TRACKS_INFO with `textTrackStyle`).
+    @discardableResult
+    public func setTextTrackStyle(_ style: TextTrackStyle) -> MediaRequest {
+        send("EDIT_TRACKS_INFO", ["textTrackStyle": style.json], requires: .editTracks)
+    }
+
+    /// Skips the ad clip that is playing (SKIP_AD); fails locally before the clip is skippable.
+    @discardableResult
+    public func skipAd() -> MediaRequest { send("SKIP_AD", requires: .skipAd) }
+
+    /// Asks for a fresh status (GET_STATUS).
+    @discardableResult
+    public func requestStatus() -> MediaRequest { send("GET_STATUS", needsSession: false) }
+
+    // MARK: - Queue commands
+
+    /// Loads a queue (QUEUE_LOAD).
+    @discardableResult
+    public func queueLoad(
+        _ items: [QueueItem],
+        startIndex: Int = 0,
+        repeatMode: RepeatMode = .off,
+        currentTime: Double? = nil,
+        customData: JSONValue? = nil
+    ) -> MediaRequest {
+        guard !items.isEmpty, items.indices.contains(startIndex) else {
+            return failed("QUEUE_LOAD", CastMediaError(.invalidRequest, "a queue needs items and a valid start index"))
+        }
+        var payload: JSONValue = [
+            "items": .array(items.map { var item = $0; item.itemID = nil; return item.json }),
+            "startIndex": .number(Double(startIndex)),
+            "repeatMode": .string(repeatMode.rawValue),
+        ]
+        if let currentTime { payload["currentTime"] = .number(currentTime) }
+        return send("QUEUE_LOAD", custom(payload, customData), needsSession: false, replaces: "LOAD")
+    }
+
+    /// Inserts items before `itemID` (QUEUE_INSERT), or appends them when `itemID` is `nil`.
+    @discardableResult
+    public func queueInsert(_ items: [QueueItem], before itemID: Int? = nil, customData: JSONValue? = nil) -> MediaRequest {
+        guard !items.isEmpty else { return failed("QUEUE_INSERT", CastMediaError(.invalidRequest, "nothing to insert")) }
+        var payload: JSONValue = ["items": .array(items.map { var item = $0; item.itemID = nil; return item.json })]
+        if let itemID { payload["insertBefore"] = .number(Double(itemID)) }
+        return send("QUEUE_INSERT", custom(payload, customData))
+    }
+
+    /// Inserts one item before `itemID` (or appends it) and plays it at once.
+    @discardableResult
+    public func queueInsertAndPlay(_ item: QueueItem, before itemID: Int? = nil) -> MediaRequest {
+        var entry = item
+        entry.itemID = nil
+        var payload: JSONValue = ["items": [entry.json], "currentItemIndex": 0]
+        if let itemID { payload["insertBefore"] = .number(Double(itemID)) }
+        return send("QUEUE_INSERT", payload)
+    }
+
+    /// Removes items (QUEUE_REMOVE).
+    @discardableResult
+    public func queueRemove(_ itemIDs: [Int]) -> MediaRequest {
+        guard !itemIDs.isEmpty else { return failed("QUEUE_REMOVE", CastMediaError(.invalidRequest, "nothing to remove")) }
+        return send("QUEUE_REMOVE", ["itemIds": .array(itemIDs.map { .number(Double($0)) })])
+    }
+
+    /// Moves items, in the given order, before `itemID` or to the end (QUEUE_REORDER).
+    @discardableResult
+    public func queueReorder(_ itemIDs: [Int], before itemID: Int? = nil) -> MediaRequest {
+        guard !itemIDs.isEmpty else { return failed("QUEUE_REORDER", CastMediaError(.invalidRequest, "nothing to move")) }
+        var payload: JSONValue = ["itemIds": .array(itemIDs.map { .number(Double($0)) })]
+        if let itemID { payload["insertBefore"] = .number(Double(itemID)) }
+        return send("QUEUE_REORDER", payload)
+    }
+
+    /// Moves one item before another (or to the end).
+    @discardableResult
+    public func queueMove(itemID: Int, before other: Int?) -> MediaRequest { queueReorder([itemID], before: other) }
+
+    /// Plays the item with `itemID` (QUEUE_UPDATE `currentItemId`).
+    @discardableResult
+    public func queueJump(toItemID itemID: Int, playPosition: Double? = nil) -> MediaRequest {
+        var payload: JSONValue = ["currentItemId": .number(Double(itemID))]
+        if let playPosition { payload["currentTime"] = .number(playPosition) }
+        return send("QUEUE_UPDATE", payload)
+    }
+
+    /// Plays the next item (QUEUE_UPDATE `jump: 1`); fails locally when the status offers no next item.
+    @discardableResult
+    public func queueNext() -> MediaRequest { send("QUEUE_UPDATE", ["jump": 1], requires: .queueNext) }
+
+    /// Plays the previous item (QUEUE_UPDATE `jump: -1`).
+    @discardableResult
+    public func queuePrevious() -> MediaRequest { send("QUEUE_UPDATE", ["jump": -1], requires: .queuePrevious) }
+
+    /// Sets the repeat mode (QUEUE_UPDATE `repeatMode`).
+    @discardableResult
+    public func queueSetRepeatMode(_ mode: RepeatMode) -> MediaRequest {
+        send("QUEUE_UPDATE", ["repeatMode": .string(mode.rawValue)])
+    }
+
+    /// Updates items in place (QUEUE_UPDATE `items`); each item needs its ``QueueItem/itemID``.
+    @discardableResult
+    public func queueUpdate(_ items: [QueueItem]) -> MediaRequest {
+        guard !items.isEmpty, items.allSatisfy({ $0.itemID != nil }) else {
+            return failed("QUEUE_UPDATE", CastMediaError(.invalidRequest, "items to update need their item ids"))
+        }
+        return send("QUEUE_UPDATE", ["items": .array(items.map(\.json))])
+    }
+}

@@ -1,0 +1,195 @@
+import CastTransport
+
+/// An image reference in metadata: a URL with optional dimensions.
+public struct WebImage: JSONConvertible, Hashable {
+    /// The image URL.
+    public var url: String
+    /// Width in pixels, if known.
+    public var width: Int?
+    /// Height in pixels, if known.
+    public var height: Int?
+
+    /// Creates an image reference.
+    public init(url: String, width: Int? = nil, height: Int? = nil) {
+        self.url = url
+        self.width = width
+        self.height = height
+    }
+
+    public init(json: JSONValue) throws {
+        guard let url = json.string("url") else { throw CastMediaError(.invalidResponse, "an image without url") }
+        self.init(url: url, width: json.int("width"), height: json.int("height"))
+    }
+
+    public var json: JSONValue {
+        var builder = JSONObjectBuilder()
+        builder.set("url", url)
+        builder.set("width", width)
+        builder.set("height", height)
+        return builder.json
+    }
+}
+
+/// Descriptive data about media (GCKMediaMetadata): a type plus key/value fields and images.
+///
+/// Standard keys have typed accessors; any other key, including custom ones, is reachable by subscript and
+/// survives a round trip unchanged.
+public struct MediaMetadata: JSONConvertible, Hashable {
+    /// The metadata type (`metadataType`), which decides the standard keys.
+    public struct Kind: RawRepresentable, Hashable, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Title, subtitle, images, release date.
+        public static let generic = Kind(rawValue: 0)
+        /// A movie: title, subtitle, studio.
+        public static let movie = Kind(rawValue: 1)
+        /// A TV episode: series title, episode title, season, episode, original air date.
+        public static let tvShow = Kind(rawValue: 2)
+        /// A music track: title, album, artist, composer, track and disc numbers.
+        public static let musicTrack = Kind(rawValue: 3)
+        /// A photo: title, artist, location, coordinates, dimensions, creation time.
+        public static let photo = Kind(rawValue: 4)
+        /// An audiobook chapter: book title, chapter number and title.
+        public static let audiobookChapter = Kind(rawValue: 5)
+        /// App-defined metadata.
+        public static let user = Kind(rawValue: 100)
+    }
+
+    /// The standard keys (cast-protocol.md §7.1).
+    public enum Key {
+        public static let title = "title"
+        public static let subtitle = "subtitle"
+        public static let studio = "studio"
+        public static let seriesTitle = "seriesTitle"
+        public static let season = "season"
+        public static let episode = "episode"
+        public static let originalAirdate = "originalAirdate"
+        public static let releaseDate = "releaseDate"
+        public static let albumName = "albumName"
+        public static let albumArtist = "albumArtist"
+        public static let artist = "artist"
+        public static let composer = "composer"
+        public static let trackNumber = "trackNumber"
+        public static let discNumber = "discNumber"
+        public static let location = "location"
+        public static let latitude = "latitude"
+        public static let longitude = "longitude"
+        public static let width = "width"
+        public static let height = "height"
+        public static let creationDateTime = "creationDateTime"
+        public static let bookTitle = "bookTitle"
+        public static let chapterNumber = "chapterNumber"
+        public static let chapterTitle = "chapterTitle"
+        public static let contentRating = "contentRating"
+    }
+
+    /// The metadata type.
+    public var kind: Kind
+    /// Images, largest first by convention.
+    public var images: [WebImage]
+    private var fields: [String: JSONValue]
+
+    /// Empty metadata of a type.
+    public init(kind: Kind = .generic, images: [WebImage] = []) {
+        self.kind = kind
+        self.images = images
+        self.fields = [:]
+    }
+
+    /// Any field by its wire key (standard or custom).
+    public subscript(key: String) -> JSONValue? {
+        get { fields[key] }
+        set { fields[key] = newValue }
+    }
+
+    /// Every field other than `metadataType` and `images`.
+    public var allFields: [String: JSONValue] { fields }
+
+    private func text(_ key: String) -> String? { fields[key]?.stringValue }
+    private mutating func setText(_ key: String, _ value: String?) { fields[key] = value.map { .string($0) } }
+    private func number(_ key: String) -> Int? { fields[key]?.intValue }
+    private mutating func setNumber(_ key: String, _ value: Int?) { fields[key] = value.map { .number(Double($0)) } }
+
+    /// The title (episode title for TV shows).
+    public var title: String? { get { text(Key.title) } set { setText(Key.title, newValue) } }
+    /// The subtitle.
+    public var subtitle: String? { get { text(Key.subtitle) } set { setText(Key.subtitle, newValue) } }
+    /// The studio (movies).
+    public var studio: String? { get { text(Key.studio) } set { setText(Key.studio, newValue) } }
+    /// The series title (TV shows).
+    public var seriesTitle: String? { get { text(Key.seriesTitle) } set { setText(Key.seriesTitle, newValue) } }
+    /// The season number (TV shows).
+    public var season: Int? { get { number(Key.season) } set { setNumber(Key.season, newValue) } }
+    /// The episode number (TV shows).
+    public var episode: Int? { get { number(Key.episode) } set { setNumber(Key.episode, newValue) } }
+    /// The artist (music, photos).
+    public var artist: String? { get { text(Key.artist) } set { setText(Key.artist, newValue) } }
+    /// The album name (music).
+    public var albumName: String? { get { text(Key.albumName) } set { setText(Key.albumName, newValue) } }
+    /// The album artist (music).
+    public var albumArtist: String? { get { text(Key.albumArtist) } set { setText(Key.albumArtist, newValue) } }
+    /// The composer (music).
+    public var composer: String? { get { text(Key.composer) } set { setText(Key.composer, newValue) } }
+    /// The track number (music).
+    public var trackNumber: Int? { get { number(Key.trackNumber) } set { setNumber(Key.trackNumber, newValue) } }
+    /// The release date, ISO 8601.
+    public var releaseDate: String? { get { text(Key.releaseDate) } set { setText(Key.releaseDate, newValue) } }
+    /// The book title (audiobook chapters).
+    public var bookTitle: String? { get { text(Key.bookTitle) } set { setText(Key.bookTitle, newValue) } }
+    /// The chapter title (audiobook chapters).
+    public var chapterTitle: String? { get { text(Key.chapterTitle) } set { setText(Key.chapterTitle, newValue) } }
+
+    /// The best line to show as a title for any type: title, else series title, chapter or book title.
+    public var displayTitle: String? { title ?? seriesTitle ?? chapterTitle ?? bookTitle }
+    /// The best second line for any type: subtitle, studio, artist or series title.
+    public var displaySubtitle: String? {
+        subtitle ?? studio ?? artist ?? (title != nil ? seriesTitle : nil) ?? albumName
+    }
+
+    /// Movie metadata.
+    public static func movie(title: String, subtitle: String? = nil, studio: String? = nil, images: [WebImage] = [])
+        -> MediaMetadata
+    {
+        var metadata = MediaMetadata(kind: .movie, images: images)
+        metadata.title = title
+        metadata.subtitle = subtitle
+        metadata.studio = studio
+        return metadata
+    }
+
+    /// Generic metadata.
+    public static func generic(title: String, subtitle: String? = nil, images: [WebImage] = []) -> MediaMetadata {
+        var metadata = MediaMetadata(kind: .generic, images: images)
+        metadata.title = title
+        metadata.subtitle = subtitle
+        return metadata
+    }
+
+    /// Music track metadata.
+    public static func musicTrack(title: String, artist: String? = nil, album: String? = nil, images: [WebImage] = [])
+        -> MediaMetadata
+    {
+        var metadata = MediaMetadata(kind: .musicTrack, images: images)
+        metadata.title = title
+        metadata.artist = artist
+        metadata.albumName = album
+        return metadata
+    }
+
+    public init(json: JSONValue) throws {
+        guard var object = json.objectValue else { throw CastMediaError(.invalidResponse, "metadata is not an object") }
+        kind = Kind(rawValue: object["metadataType"]?.intValue ?? 0)
+        images = json.decodeArray("images") ?? []
+        object["metadataType"] = nil
+        object["images"] = nil
+        fields = object.filter { $0.value != .null }
+    }
+
+    public var json: JSONValue {
+        var object = fields
+        object["metadataType"] = .number(Double(kind.rawValue))
+        if !images.isEmpty { object["images"] = .array(images.map(\.json)) }
+        return .object(object)
+    }
+}

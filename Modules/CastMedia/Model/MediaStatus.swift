@@ -1,0 +1,169 @@
+import CastTransport
+
+/// The commands a receiver accepts now (`supportedMediaCommands`, cast-protocol.md §7.4).
+public struct MediaCommands: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let pause = MediaCommands(rawValue: 1)
+    public static let seek = MediaCommands(rawValue: 2)
+    public static let streamVolume = MediaCommands(rawValue: 4)
+    public static let streamMute = MediaCommands(rawValue: 8)
+    public static let skipForward = MediaCommands(rawValue: 16)
+    public static let skipBackward = MediaCommands(rawValue: 32)
+    public static let queueNext = MediaCommands(rawValue: 64)
+    public static let queuePrevious = MediaCommands(rawValue: 128)
+    public static let queueShuffle = MediaCommands(rawValue: 256)
+    public static let skipAd = MediaCommands(rawValue: 512)
+    public static let queueRepeatAll = MediaCommands(rawValue: 1024)
+    public static let queueRepeatOne = MediaCommands(rawValue: 2048)
+    public static let queueRepeat: MediaCommands = [.queueRepeatAll, .queueRepeatOne]
+    public static let editTracks = MediaCommands(rawValue: 4096)
+    public static let playbackRate = MediaCommands(rawValue: 8192)
+    public static let like = MediaCommands(rawValue: 16384)
+    public static let dislike = MediaCommands(rawValue: 32768)
+    public static let follow = MediaCommands(rawValue: 65536)
+    public static let unfollow = MediaCommands(rawValue: 131_072)
+    public static let streamTransfer = MediaCommands(rawValue: 262_144)
+    /// What the Default Media Receiver reports: pause, seek, volume, mute, tracks, rate.
+    public static let allBasicMedia = MediaCommands(rawValue: 12303)
+}
+
+/// The player's state.
+public enum PlayerState: String, Sendable, Hashable {
+    case idle = "IDLE", playing = "PLAYING", paused = "PAUSED", buffering = "BUFFERING"
+    /// Only in `extendedStatus`: a LOAD is in progress.
+    case loading = "LOADING"
+}
+
+/// Why the player is idle.
+public enum IdleReason: String, Sendable, Hashable {
+    case cancelled = "CANCELLED", interrupted = "INTERRUPTED", finished = "FINISHED", error = "ERROR"
+}
+
+/// Video dimensions and dynamic range of what plays (GCKVideoInfo).
+public struct VideoInfo: JSONConvertible, Hashable {
+    public var width: Int
+    public var height: Int
+    /// `sdr`, `hdr` or `dv` (Dolby Vision).
+    public var hdrType: String
+
+    public init(width: Int, height: Int, hdrType: String = "sdr") {
+        self.width = width
+        self.height = height
+        self.hdrType = hdrType
+    }
+
+    public init(json: JSONValue) throws {
+        self.init(width: json.int("width") ?? 0, height: json.int("height") ?? 0, hdrType: json.string("hdrType") ?? "sdr")
+    }
+
+    public var json: JSONValue { ["width": .number(Double(width)), "height": .number(Double(height)), "hdrType": .string(hdrType)] }
+}
+
+/// One media session's status (GCKMediaStatus), as MEDIA_STATUS reports it.
+public struct MediaStatus: JSONConvertible, Hashable {
+    /// The media session, new with every LOAD; commands must carry it.
+    public var mediaSessionID: Int
+    /// The media; receivers may omit it after the first status, so the client carries the last one forward.
+    public var media: MediaInformation?
+    public var playerState: PlayerState
+    /// Why the player is idle (only when ``playerState`` is idle).
+    public var idleReason: IdleReason?
+    /// `LOADING` while a load is in progress (``playerState`` stays idle then).
+    public var extendedPlayerState: PlayerState?
+    /// Position in seconds when the status was made.
+    public var currentTime: Double
+    public var playbackRate: Double
+    public var supportedMediaCommands: MediaCommands
+    /// Stream volume level, 0…1.
+    public var volumeLevel: Double?
+    public var isMuted: Bool?
+    public var activeTrackIDs: [Int]
+    public var currentItemID: Int?
+    public var loadingItemID: Int?
+    public var preloadedItemID: Int?
+    /// The queue items the receiver included (possibly a window); fetch others through ``MediaQueue``.
+    public var items: [QueueItem]?
+    public var repeatMode: RepeatMode?
+    public var queueData: QueueData?
+    /// Set while an ad break plays.
+    public var adBreakStatus: AdBreakStatus?
+    public var videoInfo: VideoInfo?
+    /// For live streams with a seekable window: the range in seconds.
+    public var liveSeekableRange: ClosedRange<Double>?
+    public var customData: JSONValue?
+
+    public init(json: JSONValue) throws {
+        guard let sessionID = json.int("mediaSessionId") else {
+            throw CastMediaError(.invalidResponse, "a media status without mediaSessionId")
+        }
+        mediaSessionID = sessionID
+        media = json.decode("media")
+        playerState = json.string("playerState").flatMap(PlayerState.init(rawValue:)) ?? .idle
+        idleReason = json.string("idleReason").flatMap(IdleReason.init(rawValue:))
+        extendedPlayerState = json["extendedStatus"]?.string("playerState").flatMap(PlayerState.init(rawValue:))
+        if media == nil, let extended: MediaInformation = json["extendedStatus"]?.decode("media") { media = extended }
+        currentTime = json.double("currentTime") ?? 0
+        playbackRate = json.double("playbackRate") ?? 1
+        supportedMediaCommands = MediaCommands(rawValue: json.int("supportedMediaCommands") ?? 0)
+        volumeLevel = json["volume"]?.double("level")
+        isMuted = json["volume"]?.bool("muted")
+        activeTrackIDs = json.ints("activeTrackIds") ?? []
+        currentItemID = json.int("currentItemId")
+        loadingItemID = json.int("loadingItemId")
+        preloadedItemID = json.int("preloadedItemId")
+        items = json.decodeArray("items")
+        repeatMode = json.string("repeatMode").flatMap(RepeatMode.init(rawValue:))
+        queueData = json.decode("queueData")
+        adBreakStatus = json.decode("breakStatus")
+        videoInfo = json.decode("videoInfo")
+        if let start = json["liveSeekableRange"]?.double("start"), let end = json["liveSeekableRange"]?.double("end"),
+            start <= end
+        {
+            liveSeekableRange = start...end
+        }
+        customData = json.value("customData")
+    }
+
+    public var json: JSONValue {
+        var builder = JSONObjectBuilder()
+        builder.set("mediaSessionId", mediaSessionID)
+        builder.set("media", media)
+        builder.set("playerState", playerState == .loading ? PlayerState.idle.rawValue : playerState.rawValue)
+        builder.set("idleReason", idleReason?.rawValue)
+        if let extendedPlayerState { builder["extendedStatus"] = ["playerState": .string(extendedPlayerState.rawValue)] }
+        builder.set("currentTime", currentTime)
+        builder.set("playbackRate", playbackRate)
+        builder.set("supportedMediaCommands", supportedMediaCommands.rawValue)
+        var volume = JSONObjectBuilder()
+        volume.set("level", volumeLevel)
+        volume.set("muted", isMuted)
+        builder["volume"] = volume.json
+        builder.set("activeTrackIds", activeTrackIDs)
+        builder.set("currentItemId", currentItemID)
+        builder.set("loadingItemId", loadingItemID)
+        builder.set("preloadedItemId", preloadedItemID)
+        builder.set("items", items)
+        builder.set("repeatMode", repeatMode?.rawValue)
+        builder.set("queueData", queueData)
+        builder.set("breakStatus", adBreakStatus)
+        builder.set("videoInfo", videoInfo)
+        if let liveSeekableRange {
+            builder["liveSeekableRange"] = [
+                "start": .number(liveSeekableRange.lowerBound), "end": .number(liveSeekableRange.upperBound),
+            ]
+        }
+        builder["customData"] = customData
+        return builder.json
+    }
+
+    /// Whether the stream is live: senders offer play/stop rather than play/pause.
+    public var isLiveStream: Bool { media?.streamType == .live }
+
+    /// Whether an ad break is playing.
+    public var isPlayingAd: Bool { adBreakStatus != nil }
+
+    /// The current queue item, when the status carries it.
+    public var currentItem: QueueItem? { items?.first { $0.itemID == currentItemID } }
+}
