@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "CastTransport", targets: ["CastTransport"]),
         .library(name: "CastDiscovery", targets: ["CastDiscovery"]),
         .library(name: "CastMedia", targets: ["CastMedia"]),
+        .library(name: "CastSession", targets: ["CastSession"]),
         .library(name: "CastReceiver", targets: ["CastReceiver"]),
         .executable(name: "cast", targets: ["cast"]),
         .executable(name: "cast-receiver", targets: ["cast-receiver"]),
@@ -92,6 +93,19 @@ let package = Package(
             path: "Modules/CastMedia"
         ),
         .target(
+            name: "CastSession",
+            dependencies: [
+                "CastDiscovery",
+                "CastLogging",
+                "CastMedia",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Modules/CastSession"
+        ),
+        .target(
             name: "CastReceiver",
             dependencies: [
                 "CastLogging",
@@ -146,6 +160,23 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
             path: "Tests/CastTransportTests"
+        ),
+        .testTarget(
+            name: "CastSessionTests",
+            dependencies: [
+                "CastDiscovery",
+                "CastMedia",
+                "CastReceiver",
+                "CastSession",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/CastSessionTests"
+        ),
+        .testTarget(
+            name: "CastMediaTests",
+            dependencies: ["CastMedia", "CastTransport"],
+            path: "Tests/CastMediaTests"
         ),
         .testTarget(
             name: "CastDiscoveryTests",

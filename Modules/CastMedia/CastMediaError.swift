@@ -6,7 +6,7 @@ public struct CastMediaError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case noMediaSession, notSupported, invalidRequest, invalidResponse, loadFailed, loadCancelled
-            case invalidPlayerState, receiverError, notConnected, timedOut, imageDownloadFailed
+            case invalidPlayerState, receiverError, notConnected, connectionLost, timedOut, imageDownloadFailed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -30,6 +30,8 @@ public struct CastMediaError: Error, Sendable, CustomStringConvertible {
         public static let receiverError = Code(.receiverError)
         /// The media channel is not connected (no session, or it is suspended).
         public static let notConnected = Code(.notConnected)
+        /// The connection dropped while the request was outstanding.
+        public static let connectionLost = Code(.connectionLost)
         /// No reply came in time.
         public static let timedOut = Code(.timedOut)
         /// An image could not be fetched or cached.

@@ -254,6 +254,7 @@ public final class RemoteMediaClient: Sendable {
     static func mediaError(for error: CastTransportError) -> CastMediaError {
         switch error.code {
         case .requestTimedOut: return CastMediaError(.timedOut, error.message, cause: error)
+        case .connectionClosed: return CastMediaError(.connectionLost, error.message, cause: error)
         default: return CastMediaError(.notConnected, error.message, cause: error)
         }
     }

@@ -1,0 +1,69 @@
+/// The one error type CastSession throws.
+public struct CastSessionError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case connectFailed, launchFailed, sessionNotFound, notConnected, suspended, timedOut
+            case invalidNamespace, channelNotConnected, appStopped, resumeFailed, persistenceFailed
+            case sessionInProgress, connectionLost, cancelled, invalidResponse
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The device could not be reached (TCP or TLS failed).
+        public static let connectFailed = Code(.connectFailed)
+        /// The receiver refused to launch the app; ``CastSessionError/receiverReason`` says why (`NOT_FOUND`, …).
+        public static let launchFailed = Code(.launchFailed)
+        /// A session to resume or join no longer exists on the receiver.
+        public static let sessionNotFound = Code(.sessionNotFound)
+        /// There is no connected session.
+        public static let notConnected = Code(.notConnected)
+        /// The session is suspended (reconnecting); the request was not sent.
+        public static let suspended = Code(.suspended)
+        /// The receiver did not answer in time.
+        public static let timedOut = Code(.timedOut)
+        /// A custom channel namespace is not of the form `urn:x-cast:…`.
+        public static let invalidNamespace = Code(.invalidNamespace)
+        /// The custom channel is not connected (no session, or the app does not list its namespace).
+        public static let channelNotConnected = Code(.channelNotConnected)
+        /// The receiver app stopped (another sender stopped it, or it was replaced).
+        public static let appStopped = Code(.appStopped)
+        /// Reconnecting failed for good.
+        public static let resumeFailed = Code(.resumeFailed)
+        /// The session state could not be stored or read.
+        public static let persistenceFailed = Code(.persistenceFailed)
+        /// Another session is starting or running; end it first.
+        public static let sessionInProgress = Code(.sessionInProgress)
+        /// The connection to the device was lost.
+        public static let connectionLost = Code(.connectionLost)
+        /// The operation was cancelled.
+        public static let cancelled = Code(.cancelled)
+        /// The receiver's answer could not be understood.
+        public static let invalidResponse = Code(.invalidResponse)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A human-readable explanation.
+    public var message: String
+    /// The receiver's reason (for example LAUNCH_ERROR `NOT_FOUND`), when it gave one.
+    public var receiverReason: String?
+    /// The underlying error, if any.
+    public var cause: (any Error)?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, receiverReason: String? = nil, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.receiverReason = receiverReason
+        self.cause = cause
+    }
+
+    public var description: String {
+        var text = "\(code): \(message)"
+        if let receiverReason { text += " [\(receiverReason)]" }
+        return text
+    }
+}

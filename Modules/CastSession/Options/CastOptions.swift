@@ -1,0 +1,82 @@
+import CastDiscovery
+import CastTransport
+
+/// Everything a ``CastContext`` needs to know (GCKCastOptions). Every value has a documented default; start
+/// from `CastOptions()` and change what you need.
+public struct CastOptions: Sendable {
+    /// The Default Media Receiver's application id.
+    public static let defaultMediaReceiverApplicationID = "CC1AD845"
+
+    /// The receiver application sessions launch or join. Defaults to the Default Media Receiver.
+    public var receiverApplicationID: String
+    /// How to launch it.
+    public var launchOptions = LaunchOptions()
+    /// Credentials passed with LAUNCH (Cast Connect); `nil` (the default) sends none.
+    public var launchCredentials: CredentialsData?
+    /// Devices that are not on mDNS, listed alongside discovered ones. Defaults to none.
+    public var staticDevices: [CastDevice] = []
+    /// Limit for TCP connect and, separately, the TLS handshake. Defaults to 10 s.
+    public var connectTimeout: Duration = .seconds(10)
+    /// Default limit for a request's reply. Defaults to 10 s.
+    public var requestTimeout: Duration = .seconds(10)
+    /// Limit for LAUNCH, which can take long on real devices. Defaults to 30 s.
+    public var launchTimeout: Duration = .seconds(30)
+    /// Keep-alive: ping after 5 s of silence, connection dead after 15 s.
+    public var heartbeat = HeartbeatConfiguration()
+    /// How a suspended session reconnects: 1 s doubling to 30 s with jitter, unlimited attempts.
+    public var reconnectPolicy = ReconnectPolicy()
+    /// Store the session so a later process can resume it. Defaults to `true`.
+    public var resumesSavedSessions = true
+    /// Stop the receiver app when ending the session, instead of leaving it running. Defaults to `false`.
+    public var stopsReceiverApplicationWhenEndingSession = false
+    /// While suspended, requests wait for the session to resume (up to their timeout) instead of failing at
+    /// once with ``CastSessionError/Code/suspended``. Defaults to `false`.
+    public var requestsWaitWhileSuspended = false
+    /// Device-volume step for volume keys (the physical-volume-buttons option); `nil` uses the receiver's
+    /// `stepInterval`. Defaults to `nil`.
+    public var volumeStep: Double?
+    /// Where session state is stored; `nil` (the default) means `$XDG_STATE_HOME/cast`, else
+    /// `~/.local/state/cast`.
+    public var stateDirectory: String?
+
+    /// Options for `receiverApplicationID` (the Default Media Receiver by default).
+    public init(receiverApplicationID: String = CastOptions.defaultMediaReceiverApplicationID) {
+        self.receiverApplicationID = receiverApplicationID
+    }
+}
+
+/// How the receiver app is launched (GCKLaunchOptions).
+public struct LaunchOptions: Sendable, Hashable {
+    /// Relaunch the app even when it already runs (instead of joining). Defaults to `false`.
+    public var relaunchIfRunning = false
+    /// The BCP-47 language sent with LAUNCH. Defaults to `en-US`.
+    public var language: String? = "en-US"
+    /// Also accept the app's Android TV version (Cast Connect): LAUNCH lists `ANDROID_TV` in
+    /// `supportedAppTypes`. Defaults to `false`.
+    public var androidReceiverCompatible = false
+    /// Parameters passed to the app in LAUNCH `appParams`. Defaults to none.
+    public var appParameters: JSONValue?
+
+    /// The defaults.
+    public init() {}
+}
+
+/// Credentials for the receiver app (GCKCredentialsData), sent with LAUNCH as `credentialsData`.
+public struct CredentialsData: Sendable, Hashable {
+    /// The opaque credentials (for example a user token).
+    public var credentials: String
+    /// `android`, `ios`, `web` or `cloud`; `nil` lets the receiver assume `web`.
+    public var credentialsType: String?
+
+    /// Creates credentials.
+    public init(credentials: String, credentialsType: String? = nil) {
+        self.credentials = credentials
+        self.credentialsType = credentialsType
+    }
+
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["credentials": .string(credentials)]
+        if let credentialsType { object["credentialsType"] = .string(credentialsType) }
+        return .object(object)
+    }
+}

@@ -1,0 +1,457 @@
+import CastDiscovery
+import CastLogging
+import CastMedia
+import CastTransport
+import Logging
+import Synchronization
+
+/// A session with a receiver app on one device (GCKCastSession): the connection, the app, its media client,
+/// custom channels and device controls.
+///
+/// Sessions come from ``SessionManager``. A session survives connection loss: it is suspended, reconnects with
+/// the context's ``ReconnectPolicy``, re-opens its virtual connections, re-attaches channels, re-fetches
+/// receiver and media status, and resumes — or ends if the app is gone.
+public final class CastSession: Sendable {
+    /// Where the session is in its life.
+    public enum ConnectionState: Sendable, Hashable {
+        case connected, suspended, disconnected
+    }
+
+    struct State {
+        var device: CastDevice
+        var connectionState = ConnectionState.connected
+        var application: ApplicationMetadata
+        var deviceStatus: DeviceStatus?
+        var channels: [String: CastChannel] = [:]
+        var resumeWaiters: [CheckedContinuation<Bool, Never>] = []
+        var tasks: [Task<Void, Never>] = []
+        var isEnding = false
+    }
+
+    /// The session's options (from its context).
+    public let options: CastOptions
+    /// The media client, when the app serves the media namespace.
+    public let remoteMediaClient: RemoteMediaClient?
+    let connection: CastConnection
+    let state: Mutex<State>
+    let logger: Logger
+    let sleep: @Sendable (Duration) async throws -> Void
+    let emit: @Sendable (SessionEvent) -> Void
+    let store: SessionStore?
+    private let deviceStatusBroadcaster = EventBroadcaster<DeviceStatus>()
+    private let stateBroadcaster = EventBroadcaster<ConnectionState>()
+
+    init(
+        device: CastDevice,
+        application: ApplicationMetadata,
+        connection: CastConnection,
+        deviceStatus: DeviceStatus?,
+        options: CastOptions,
+        store: SessionStore?,
+        sleep: @escaping @Sendable (Duration) async throws -> Void,
+        logger: Logger,
+        emit: @escaping @Sendable (SessionEvent) -> Void
+    ) {
+        self.options = options
+        self.connection = connection
+        self.store = store
+        self.sleep = sleep
+        self.emit = emit
+        var logger = logger.withCategory(CastLogCategory.session)
+        logger[metadataKey: CastLogMetadataKey.sessionID] = "\(application.sessionID)"
+        logger[metadataKey: CastLogMetadataKey.deviceID] = "\(device.id)"
+        self.logger = logger
+        self.state = Mutex(State(device: device, application: application, deviceStatus: deviceStatus))
+        let box = SessionBox()
+        if application.namespaces.contains(CastNamespace.media) {
+            remoteMediaClient = RemoteMediaClient(
+                channel: SessionMediaChannel(
+                    connection: connection,
+                    transportID: application.transportID,
+                    options: options,
+                    box: box
+                ),
+                requestTimeout: options.requestTimeout,
+                logger: logger
+            )
+        } else {
+            remoteMediaClient = nil
+        }
+        box.session = self
+    }
+
+    // MARK: - Identity
+
+    /// The device the session runs on (it changes after a streaming transfer).
+    public var device: CastDevice { state.withLock { $0.device } }
+    /// The running app.
+    public var application: ApplicationMetadata { state.withLock { $0.application } }
+    /// The application session id.
+    public var sessionID: String { application.sessionID }
+    /// The app's transport id.
+    public var transportID: String { application.transportID }
+    /// Where the session is in its life.
+    public var connectionState: ConnectionState { state.withLock { $0.connectionState } }
+    /// A new stream of connection-state changes.
+    public func connectionStateUpdates() -> AsyncStream<ConnectionState> { stateBroadcaster.makeStream() }
+
+    // MARK: - Attaching
+
+    /// Starts following the connection, asks for media status and connects channels.
+    func attach() {
+        let messages = connection.messages()
+        let events = connection.events()
+        let messageTask = Task { [weak self] in
+            for await message in messages {
+                guard let self else { return }
+                self.handle(message)
+            }
+        }
+        let eventTask = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                await self.handle(event)
+            }
+        }
+        state.withLock { $0.tasks += [messageTask, eventTask] }
+        connectChannels()
+        remoteMediaClient?.requestStatus()
+        persist()
+    }
+
+    private func handle(_ message: CastMessage) {
+        let transportID = self.transportID
+        if message.namespace == CastNamespace.receiver, message.sourceID == CastEndpoint.receiver {
+            guard let json = try? message.json(), json["type"]?.stringValue == "RECEIVER_STATUS" else { return }
+            let status = DeviceStatus(json: json)
+            state.withLock { $0.deviceStatus = status }
+            deviceStatusBroadcaster.yield(status)
+            if status.application?.sessionID != sessionID, connectionState == .connected {
+                // Someone else stopped or replaced our app.
+                Task { await self.finish(error: CastSessionError(.appStopped, "the receiver app is no longer running")) }
+            }
+            return
+        }
+        guard message.sourceID == transportID || message.sourceID == CastEndpoint.broadcast else { return }
+        if message.namespace == CastNamespace.media {
+            if let json = try? message.json() { remoteMediaClient?.receive(json) }
+            return
+        }
+        let channel = state.withLock { $0.channels[message.namespace] }
+        channel?.deliver(message.payload)
+    }
+
+    private func handle(_ event: CastConnectionEvent) async {
+        switch event {
+        case .connected:
+            break
+        case .virtualConnectionClosed(let endpoint):
+            if endpoint == transportID {
+                await finish(error: CastSessionError(.appStopped, "the receiver app closed the connection (it stopped)"))
+            }
+        case .disconnected(let code):
+            guard let code else { return }
+            await suspend(reason: code == .heartbeatTimeout ? .heartbeatTimeout : .networkLost)
+        }
+    }
+
+    // MARK: - Suspension and resumption
+
+    private func suspend(reason: SuspendReason) async {
+        let proceed = state.withLock { state -> Bool in
+            guard state.connectionState == .connected, !state.isEnding else { return false }
+            state.connectionState = .suspended
+            return true
+        }
+        guard proceed else { return }
+        logger.debug("suspended", metadata: ["cast.reason": "\(reason)"])
+        stateBroadcaster.yield(.suspended)
+        disconnectChannels()
+        emit(.didSuspend(self, reason))
+        emit(.willResume(self))
+        let policy = options.reconnectPolicy
+        var failures = 0
+        var lastError: (any Error)?
+        while policy.allowsAttempt(afterFailedAttempts: failures) {
+            if state.withLock({ $0.isEnding }) { return }
+            do {
+                try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
+                try await connection.reconnect()
+                let status = try await fetchDeviceStatus()
+                guard let app = status.application, app.sessionID == sessionID else {
+                    await finish(error: CastSessionError(.appStopped, "the app stopped while the session was suspended"))
+                    return
+                }
+                resumed(status: status)
+                return
+            } catch is CancellationError {
+                return
+            } catch {
+                failures += 1
+                lastError = error
+                logger.debug("reconnect attempt failed", metadata: ["cast.attempt": "\(failures)", "cast.error": "\(error)"])
+            }
+        }
+        let error = CastSessionError(
+            .resumeFailed,
+            "could not reconnect to \(device.friendlyName) after \(failures) attempts",
+            cause: lastError
+        )
+        emit(.didFailToResume(self, error))
+        await finish(error: error)
+    }
+
+    private func resumed(status: DeviceStatus, transferredFrom: CastDevice? = nil) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.connectionState = .connected
+            state.deviceStatus = status
+            defer { state.resumeWaiters = [] }
+            return state.resumeWaiters
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
+        stateBroadcaster.yield(.connected)
+        deviceStatusBroadcaster.yield(status)
+        connectChannels()
+        remoteMediaClient?.requestStatus()
+        persist()
+        logger.debug("resumed")
+        emit(.didResume(self, transferredFrom: transferredFrom))
+    }
+
+    /// Moves the session to another device that runs the same session (streaming transfer on resume).
+    func transfer(to device: CastDevice) {
+        state.withLock { $0.device = device }
+    }
+
+    /// Waits until the session is connected again; `false` if it ended instead.
+    func waitUntilResumed() async -> Bool {
+        await withCheckedContinuation { continuation in
+            let now: Bool? = state.withLock { state in
+                switch state.connectionState {
+                case .connected: return true
+                case .disconnected: return false
+                case .suspended:
+                    state.resumeWaiters.append(continuation)
+                    return nil
+                }
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
+
+    // MARK: - Ending
+
+    /// Ends the session; used by ``SessionManager`` and when the app goes away.
+    func finish(stopApplication: Bool = false, error: CastSessionError?) async {
+        let (proceed, tasks, waiters) = state.withLock { state -> (Bool, [Task<Void, Never>], [CheckedContinuation<Bool, Never>]) in
+            guard !state.isEnding else { return (false, [], []) }
+            state.isEnding = true
+            defer { state.resumeWaiters = [] }
+            return (true, state.tasks, state.resumeWaiters)
+        }
+        guard proceed else { return }
+        emit(.willEnd(self))
+        if stopApplication, connectionState == .connected {
+            _ = try? await connection.request(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: ["type": "STOP", "sessionId": .string(sessionID)],
+                timeout: options.requestTimeout
+            )
+        }
+        state.withLock { $0.connectionState = .disconnected }
+        for waiter in waiters { waiter.resume(returning: false) }
+        disconnectChannels()
+        remoteMediaClient?.reset()
+        await connection.close()
+        for task in tasks { task.cancel() }
+        if stopApplication || error?.code == .appStopped { store?.clear() }
+        stateBroadcaster.yield(.disconnected)
+        logger.debug("ended")
+        emit(.didEnd(self, error))
+        deviceStatusBroadcaster.finish()
+        stateBroadcaster.finish()
+    }
+
+    private func persist() {
+        guard let store else { return }
+        let device = self.device
+        let app = application
+        do {
+            try store.save(
+                SavedSession(
+                    deviceID: device.id,
+                    deviceName: device.friendlyName,
+                    host: connection.host,
+                    port: connection.port,
+                    applicationID: app.applicationID,
+                    sessionID: app.sessionID,
+                    transportID: app.transportID
+                )
+            )
+        } catch {
+            logger.warning("cannot store the session for later resumption", metadata: ["cast.error": "\(error)"])
+        }
+    }
+
+    // MARK: - Device controls
+
+    /// The latest receiver status.
+    public var deviceStatus: DeviceStatus? { state.withLock { $0.deviceStatus } }
+
+    /// A new stream of receiver status updates (volume, mute, standby, input, running app).
+    public func deviceStatusUpdates() -> AsyncStream<DeviceStatus> { deviceStatusBroadcaster.makeStream() }
+
+    /// Sets the device volume, 0…1.
+    public func setDeviceVolume(_ level: Double) async throws {
+        guard (0...1).contains(level) else {
+            throw CastSessionError(.invalidResponse, "volume \(level) is outside 0…1")
+        }
+        try await receiverCommand(["type": "SET_VOLUME", "volume": ["level": .number(level)]])
+    }
+
+    /// Mutes or unmutes the device.
+    public func setDeviceMuted(_ muted: Bool) async throws {
+        try await receiverCommand(["type": "SET_VOLUME", "volume": ["muted": .bool(muted)]])
+    }
+
+    /// Moves the device volume by `steps` steps of ``CastOptions/volumeStep`` or the receiver's `stepInterval`.
+    public func adjustDeviceVolume(bySteps steps: Int) async throws {
+        let status = deviceStatus
+        let step = options.volumeStep ?? status?.volumeStepInterval ?? 0.05
+        let level = min(1, max(0, (status?.volumeLevel ?? 0.5) + Double(steps) * step))
+        try await setDeviceVolume((level * 1000).rounded() / 1000)
+    }
+
+    /// Fetches the receiver status now.
+    @discardableResult
+    public func fetchDeviceStatus() async throws -> DeviceStatus {
+        let reply = try await receiverRequest(["type": "GET_STATUS"])
+        let status = DeviceStatus(json: reply)
+        state.withLock { $0.deviceStatus = status }
+        deviceStatusBroadcaster.yield(status)
+        return status
+    }
+
+    private func receiverCommand(_ payload: JSONValue) async throws {
+        guard connectionState == .connected else {
+            throw CastSessionError(connectionState == .suspended ? .suspended : .notConnected, "the session is not connected")
+        }
+        let reply = try await receiverRequest(payload)
+        guard reply["type"]?.stringValue == "RECEIVER_STATUS" else {
+            throw CastSessionError(.invalidResponse, "the receiver answered \(reply["type"]?.stringValue ?? "nothing")", receiverReason: reply["reason"]?.stringValue)
+        }
+        let status = DeviceStatus(json: reply)
+        state.withLock { $0.deviceStatus = status }
+        deviceStatusBroadcaster.yield(status)
+    }
+
+    private func receiverRequest(_ payload: JSONValue) async throws -> JSONValue {
+        do {
+            return try await connection.request(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: payload,
+                timeout: options.requestTimeout
+            ).json()
+        } catch let error as CastTransportError {
+            throw CastSessionError(error.code == .requestTimedOut ? .timedOut : .connectionLost, error.message, cause: error)
+        }
+    }
+
+    // MARK: - Channels
+
+    /// Registers a custom channel; it connects now if the session is connected and the app lists its namespace.
+    /// A channel already registered for the namespace is replaced (and disconnected).
+    public func add(_ channel: CastChannel) {
+        let replaced = state.withLock { state -> CastChannel? in
+            defer { state.channels[channel.namespace] = channel }
+            return state.channels[channel.namespace]
+        }
+        if replaced !== channel { replaced?.disconnect() }
+        connectChannels()
+    }
+
+    /// Unregisters a channel and disconnects it.
+    public func remove(_ channel: CastChannel) {
+        let removed = state.withLock { state -> Bool in
+            guard state.channels[channel.namespace] === channel else { return false }
+            state.channels[channel.namespace] = nil
+            return true
+        }
+        if removed { channel.disconnect() }
+    }
+
+    private func connectChannels() {
+        let (channels, app, connected) = state.withLock { ($0.channels, $0.application, $0.connectionState == .connected) }
+        guard connected else { return }
+        for (namespace, channel) in channels where app.namespaces.contains(namespace) {
+            let connection = self.connection
+            let transportID = app.transportID
+            channel.connect(
+                CastChannel.Link { payload in
+                    try await connection.send(
+                        CastMessage(
+                            sourceID: connection.configuration.localID,
+                            destinationID: transportID,
+                            namespace: namespace,
+                            payload: payload
+                        )
+                    )
+                }
+            )
+        }
+    }
+
+    private func disconnectChannels() {
+        for channel in state.withLock({ Array($0.channels.values) }) { channel.disconnect() }
+    }
+}
+
+/// A weak reference to a session, filled in once the session exists.
+final class SessionBox: Sendable {
+    private let reference = Mutex<WeakSession>(WeakSession())
+
+    private struct WeakSession: @unchecked Sendable {
+        // @unchecked: a weak reference to a Sendable class, only read and written under the Mutex.
+        weak var session: CastSession?
+    }
+
+    var session: CastSession? {
+        get { reference.withLock { $0.session } }
+        set { reference.withLock { $0.session = newValue } }
+    }
+}
+
+/// The media namespace of a session's app, as the RemoteMediaClient sees it.
+struct SessionMediaChannel: MediaChannel {
+    let connection: CastConnection
+    let transportID: String
+    let options: CastOptions
+    let box: SessionBox
+
+    func sendMediaRequest(_ payload: JSONValue, timeout: Duration?) async throws -> JSONValue {
+        let timeout = timeout ?? options.requestTimeout
+        if let session = box.session, session.connectionState != .connected {
+            guard session.connectionState == .suspended, options.requestsWaitWhileSuspended else {
+                throw CastMediaError(
+                    .notConnected,
+                    session.connectionState == .suspended
+                        ? "the session is suspended (reconnecting)" : "the session has ended"
+                )
+            }
+            let resumed = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask { await session.waitUntilResumed() }
+                group.addTask {
+                    try await session.sleep(timeout)
+                    return false
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
+            }
+            guard resumed else { throw CastMediaError(.timedOut, "the session did not resume in time") }
+        }
+        return try await connection.request(namespace: CastNamespace.media, to: transportID, payload: payload, timeout: timeout)
+            .json()
+    }
+}

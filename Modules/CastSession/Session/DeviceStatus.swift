@@ -1,0 +1,58 @@
+import CastTransport
+
+/// The receiver's own status (RECEIVER_STATUS): device volume, standby, input and the running app.
+public struct DeviceStatus: Sendable, Hashable {
+    /// Device volume, 0…1.
+    public var volumeLevel: Double
+    /// Whether the device is muted.
+    public var isMuted: Bool
+    /// The receiver's volume step.
+    public var volumeStepInterval: Double?
+    /// `attenuation`, `fixed` (volume cannot be set) or `master`.
+    public var volumeControlType: String?
+    /// HDMI-CEC: whether the TV is in standby (TV dongles only).
+    public var isStandBy: Bool?
+    /// HDMI-CEC: whether this input is selected (TV dongles only).
+    public var isActiveInput: Bool?
+    /// The running application, if any (the idle screen included).
+    public var application: ApplicationMetadata?
+
+    init(json: JSONValue) {
+        let status = json["status"] ?? .object([:])
+        volumeLevel = status["volume"]?["level"]?.doubleValue ?? 1
+        isMuted = status["volume"]?["muted"]?.boolValue ?? false
+        volumeStepInterval = status["volume"]?["stepInterval"]?.doubleValue
+        volumeControlType = status["volume"]?["controlType"]?.stringValue
+        isStandBy = status["isStandBy"]?.boolValue
+        isActiveInput = status["isActiveInput"]?.boolValue
+        application = status["applications"]?[0].flatMap(ApplicationMetadata.init(json:))
+    }
+}
+
+/// A running receiver application (GCKApplicationMetadata).
+public struct ApplicationMetadata: Sendable, Hashable {
+    /// The Backdrop idle screen's id.
+    public static let backdropApplicationID = "E8C28D3C"
+
+    public var applicationID: String
+    public var name: String?
+    public var sessionID: String
+    /// The endpoint to address app messages to.
+    public var transportID: String
+    /// The namespaces the app serves.
+    public var namespaces: [String]
+    public var statusText: String?
+    /// Whether this is the idle screen (no real session).
+    public var isIdleScreen: Bool
+
+    init?(json: JSONValue) {
+        guard let id = json["appId"]?.stringValue, let sessionID = json["sessionId"]?.stringValue else { return nil }
+        applicationID = id
+        name = json["displayName"]?.stringValue
+        self.sessionID = sessionID
+        transportID = json["transportId"]?.stringValue ?? sessionID
+        namespaces = json["namespaces"]?.arrayValue?.compactMap { $0["name"]?.stringValue ?? $0.stringValue } ?? []
+        statusText = json["statusText"]?.stringValue
+        isIdleScreen = json["isIdleScreen"]?.boolValue ?? (id == Self.backdropApplicationID)
+    }
+}

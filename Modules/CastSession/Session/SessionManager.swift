@@ -1,0 +1,325 @@
+import CastDiscovery
+import CastLogging
+import CastTransport
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Starts, ends, resumes and tracks sessions (GCKSessionManager). At most one session at a time.
+public final class SessionManager: Sendable {
+    private struct Listener {
+        weak var object: (any SessionManagerListener)?
+    }
+
+    private struct State {
+        var current: CastSession?
+        var isStarting = false
+        var castState: CastState
+        var listeners: [ObjectIdentifier: Listener] = [:]
+    }
+
+    /// The options sessions are started with.
+    public let options: CastOptions
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let sleep: @Sendable (Duration) async throws -> Void
+    private let store: SessionStore?
+    private let state: Mutex<State>
+    private let eventBroadcaster = EventBroadcaster<SessionEvent>()
+    private let castStateBroadcaster = EventBroadcaster<CastState>()
+
+    init(
+        options: CastOptions,
+        eventLoopGroup: any EventLoopGroup,
+        sleep: @escaping @Sendable (Duration) async throws -> Void,
+        logger: Logger
+    ) {
+        self.options = options
+        self.eventLoopGroup = eventLoopGroup
+        self.sleep = sleep
+        self.logger = logger.withCategory(CastLogCategory.session)
+        self.store = options.resumesSavedSessions ? SessionStore(directory: options.stateDirectory ?? SessionStore.defaultDirectory()) : nil
+        self.state = Mutex(State(castState: options.staticDevices.isEmpty ? .noDevicesAvailable : .notConnected))
+    }
+
+    // MARK: - Observing
+
+    /// The running session, if any.
+    public var currentSession: CastSession? { state.withLock { $0.current } }
+
+    /// Whether a session is connected (not suspended).
+    public var hasConnectedSession: Bool { currentSession?.connectionState == .connected }
+
+    /// The cast state.
+    public var castState: CastState { state.withLock { $0.castState } }
+
+    /// A new, independent stream of session events.
+    public func events() -> AsyncStream<SessionEvent> { eventBroadcaster.makeStream() }
+
+    /// A new stream of cast-state changes.
+    public func castStateUpdates() -> AsyncStream<CastState> { castStateBroadcaster.makeStream() }
+
+    /// Registers a listener object (held weakly) that gets every event as a method call.
+    public func addListener(_ listener: any SessionManagerListener) {
+        state.withLock { $0.listeners[ObjectIdentifier(listener)] = Listener(object: listener) }
+    }
+
+    /// Unregisters a listener.
+    public func removeListener(_ listener: any SessionManagerListener) {
+        _ = state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(listener)) }
+    }
+
+    /// Tells the manager whether devices are known (discovery calls this), for ``castState``.
+    public func setDevicesAvailable(_ available: Bool) {
+        updateCastState { state in
+            switch state {
+            case .noDevicesAvailable where available: return .notConnected
+            case .notConnected where !available: return .noDevicesAvailable
+            default: return state
+            }
+        }
+    }
+
+    private func emit(_ event: SessionEvent) {
+        switch event {
+        case .willStart, .willResume: updateCastState { _ in .connecting }
+        case .didStart, .didResume: updateCastState { _ in .connected }
+        case .didSuspend: updateCastState { _ in .connecting }
+        case .didEnd(let session, _):
+            state.withLock { state in if state.current === session { state.current = nil } }
+            updateCastState { _ in .notConnected }
+        case .didFailToStart: updateCastState { _ in .notConnected }
+        case .willEnd, .didFailToResume: break
+        }
+        eventBroadcaster.yield(event)
+        let listeners = state.withLock { $0.listeners.values.compactMap(\.object) }
+        for listener in listeners { event.deliver(to: listener, from: self) }
+    }
+
+    private func updateCastState(_ change: (CastState) -> CastState) {
+        let changed = state.withLock { state -> CastState? in
+            let new = change(state.castState)
+            guard new != state.castState else { return nil }
+            state.castState = new
+            return new
+        }
+        if let changed { castStateBroadcaster.yield(changed) }
+    }
+
+    // MARK: - Starting
+
+    /// Starts a session with `device`: connects, launches the receiver app (or joins it when it already runs and
+    /// ``LaunchOptions/relaunchIfRunning`` is off), connects to the app and sets up its media client.
+    ///
+    /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/sessionInProgress``,
+    ///   ``CastSessionError/Code/connectFailed``, ``CastSessionError/Code/launchFailed`` (with the receiver's
+    ///   reason), ``CastSessionError/Code/timedOut``.
+    @discardableResult
+    public func startSession(with device: CastDevice) async throws -> CastSession {
+        try claimStart()
+        emit(.willStart(device))
+        do {
+            let session = try await establish(with: device, joining: nil)
+            state.withLock { state in
+                state.current = session
+                state.isStarting = false
+            }
+            session.attach()
+            emit(.didStart(session))
+            return session
+        } catch {
+            state.withLock { $0.isStarting = false }
+            let sessionError = Self.sessionError(error)
+            emit(.didFailToStart(device, sessionError))
+            throw sessionError
+        }
+    }
+
+    private func claimStart() throws {
+        try state.withLock { state in
+            guard state.current == nil, !state.isStarting else {
+                throw CastSessionError(.sessionInProgress, "a session is already running or starting; end it first")
+            }
+            state.isStarting = true
+        }
+    }
+
+    /// Connects and launches or joins. `joining` is a session id that must be running (resumption).
+    private func establish(with device: CastDevice, joining sessionID: String?) async throws -> CastSession {
+        var configuration = CastConnection.Configuration()
+        configuration.connectTimeout = options.connectTimeout
+        configuration.requestTimeout = options.requestTimeout
+        configuration.heartbeat = options.heartbeat
+        let connection: CastConnection
+        do {
+            connection = try await CastConnection.connect(
+                host: device.host,
+                port: device.port,
+                configuration: configuration,
+                eventLoopGroup: eventLoopGroup,
+                logger: logger
+            )
+        } catch {
+            throw CastSessionError(.connectFailed, "cannot connect to \(device.friendlyName) at \(device.host):\(device.port)", cause: error)
+        }
+        do {
+            try await connection.openVirtualConnection(to: CastEndpoint.receiver)
+            let watcher = connection.messages()
+            let status = DeviceStatus(json: try await connection.request(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: ["type": "GET_STATUS"]
+            ).json())
+            let application: ApplicationMetadata
+            var finalStatus = status
+            if let sessionID {
+                guard let running = status.application, running.sessionID == sessionID else {
+                    throw CastSessionError(.sessionNotFound, "\(device.friendlyName) no longer runs session \(sessionID)")
+                }
+                application = running
+            } else if let running = status.application, running.applicationID == options.receiverApplicationID,
+                !running.isIdleScreen, !options.launchOptions.relaunchIfRunning
+            {
+                application = running
+            } else {
+                (application, finalStatus) = try await launch(on: connection, watching: watcher, previous: status.application)
+            }
+            try await connection.openVirtualConnection(to: application.transportID)
+            return CastSession(
+                device: device,
+                application: application,
+                connection: connection,
+                deviceStatus: finalStatus,
+                options: options,
+                store: store,
+                sleep: sleep,
+                logger: logger,
+                emit: { [weak self] event in self?.emit(event) }
+            )
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// LAUNCH, accepting either the reply or (a real-device quirk) a requestId-0 RECEIVER_STATUS showing the app.
+    private func launch(
+        on connection: CastConnection,
+        watching watcher: AsyncStream<CastMessage>,
+        previous: ApplicationMetadata?
+    ) async throws -> (ApplicationMetadata, DeviceStatus) {
+        let appID = options.receiverApplicationID
+        var payload: JSONValue = ["type": "LAUNCH", "appId": .string(appID)]
+        if let language = options.launchOptions.language { payload["language"] = .string(language) }
+        payload["supportedAppTypes"] = options.launchOptions.androidReceiverCompatible ? ["WEB", "ANDROID_TV"] : ["WEB"]
+        if let parameters = options.launchOptions.appParameters { payload["appParams"] = parameters }
+        if let credentials = options.launchCredentials { payload["credentialsData"] = credentials.json }
+        let previousSession = previous?.sessionID
+        let timeout = options.launchTimeout
+        let request = payload
+        let reply: JSONValue = try await withThrowingTaskGroup(of: JSONValue.self) { group in
+            group.addTask {
+                try await connection.request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: request, timeout: timeout).json()
+            }
+            group.addTask {
+                for await message in watcher where message.namespace == CastNamespace.receiver {
+                    guard let json = try? message.json(), json["type"]?.stringValue == "RECEIVER_STATUS",
+                        let app = DeviceStatus(json: json).application, app.applicationID == appID,
+                        app.sessionID != previousSession
+                    else { continue }
+                    return json
+                }
+                throw CancellationError()
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CastSessionError(.connectionLost, "the connection closed during LAUNCH") }
+            return first
+        }
+        switch reply["type"]?.stringValue {
+        case "RECEIVER_STATUS":
+            let status = DeviceStatus(json: reply)
+            guard let app = status.application, app.applicationID == appID else {
+                throw CastSessionError(.launchFailed, "the receiver did not start \(appID)")
+            }
+            return (app, status)
+        case "LAUNCH_ERROR":
+            let reason = reply["reason"]?.stringValue
+            throw CastSessionError(.launchFailed, "the receiver could not launch \(appID)", receiverReason: reason)
+        default:
+            throw CastSessionError(
+                .launchFailed,
+                "unexpected answer to LAUNCH: \(reply["type"]?.stringValue ?? "none")",
+                receiverReason: reply["reason"]?.stringValue
+            )
+        }
+    }
+
+    static func sessionError(_ error: any Error) -> CastSessionError {
+        if let error = error as? CastSessionError { return error }
+        if let error = error as? CastTransportError {
+            switch error.code {
+            case .requestTimedOut: return CastSessionError(.timedOut, error.message, cause: error)
+            case .connectFailed, .tlsHandshakeFailed, .notTLS: return CastSessionError(.connectFailed, error.message, cause: error)
+            default: return CastSessionError(.connectionLost, error.message, cause: error)
+            }
+        }
+        if error is CancellationError { return CastSessionError(.cancelled, "cancelled") }
+        return CastSessionError(.connectionLost, "\(error)", cause: error)
+    }
+
+    // MARK: - Ending
+
+    /// Ends the current session. With `stopCasting` the receiver app is stopped too (and the saved session
+    /// forgotten); otherwise the app keeps running and another process can resume it.
+    public func endSession(stopCasting: Bool? = nil) async {
+        guard let session = currentSession else { return }
+        await session.finish(
+            stopApplication: stopCasting ?? options.stopsReceiverApplicationWhenEndingSession,
+            error: nil
+        )
+    }
+
+    // MARK: - Resuming saved sessions
+
+    /// The session a previous process stored, if any.
+    public func savedSession() throws -> SavedSession? { try store?.load() }
+
+    /// Joins the session a previous process stored, if the receiver still runs it.
+    ///
+    /// When the stored device no longer runs it but one of `candidates` runs the same session id (a streaming
+    /// transfer), the session resumes there and ``SessionEvent/didResume(_:transferredFrom:)`` names the old
+    /// device.
+    ///
+    /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/sessionNotFound`` (nothing stored, or the session
+    ///   ended; the stored state is then removed), ``CastSessionError/Code/connectFailed``.
+    @discardableResult
+    public func resumeSavedSession(candidates: [CastDevice] = []) async throws -> CastSession {
+        guard let store, let saved = try store.load() else {
+            throw CastSessionError(.sessionNotFound, "there is no saved session to resume")
+        }
+        try claimStart()
+        var lastError: CastSessionError?
+        let stored = saved.device
+        for device in [stored] + candidates.filter({ $0.id != stored.id }) {
+            do {
+                let session = try await establish(with: device, joining: saved.sessionID)
+                state.withLock { state in
+                    state.current = session
+                    state.isStarting = false
+                }
+                emit(.willResume(session))
+                session.attach()
+                emit(.didResume(session, transferredFrom: device.id == stored.id ? nil : stored))
+                return session
+            } catch {
+                lastError = Self.sessionError(error)
+            }
+        }
+        state.withLock { $0.isStarting = false }
+        let error = lastError ?? CastSessionError(.sessionNotFound, "the saved session was not found")
+        if error.code == .sessionNotFound { store.clear() }
+        emit(.didFailToResume(nil, error))
+        throw error
+    }
+}
