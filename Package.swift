@@ -175,7 +175,13 @@ let package = Package(
         ),
         .testTarget(
             name: "CastMediaTests",
-            dependencies: ["CastMedia", "CastTransport"],
+            dependencies: [
+                "CastMedia",
+                "CastTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             path: "Tests/CastMediaTests"
         ),
         .testTarget(

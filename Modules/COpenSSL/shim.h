@@ -39,6 +39,10 @@ static inline void COpenSSL_free(void *pointer) {
     OPENSSL_free(pointer);
 }
 
+static inline long COpenSSL_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
+}
+
 /// EVP_RSA_gen is a variadic macro in OpenSSL 3.
 static inline EVP_PKEY *COpenSSL_RSA_generate(unsigned int bits) {
     return EVP_RSA_gen(bits);

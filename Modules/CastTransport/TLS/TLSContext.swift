@@ -11,6 +11,8 @@ public final class TLSContext: @unchecked Sendable {
     let handle: OpaquePointer
     /// Whether connections made from this context act as the TLS client.
     public let isClient: Bool
+    /// Whether peers' certificates are verified (web servers); Cast devices' are not.
+    public private(set) var verifiesPeer = false
 
     private init(method: OpaquePointer, isClient: Bool) throws {
         guard let handle = SSL_CTX_new(method) else {
@@ -33,6 +35,32 @@ public final class TLSContext: @unchecked Sendable {
     /// A context for senders: TLS 1.2+, no certificate verification, no SNI.
     public static func makeClientContext() throws -> TLSContext {
         try TLSContext(method: TLS_client_method(), isClient: true)
+    }
+
+    /// A context for ordinary HTTPS clients (image downloads): TLS 1.2+, the peer's certificate verified against
+    /// `trustRootsPEM` (PEM certificates) or, when `nil`, the system's trust store, and its host name checked.
+    public static func makeVerifyingClientContext(trustRootsPEM: String? = nil) throws -> TLSContext {
+        let context = try TLSContext(method: TLS_client_method(), isClient: true)
+        context.verifiesPeer = true
+        SSL_CTX_set_verify(context.handle, SSL_VERIFY_PEER, nil)
+        if let trustRootsPEM {
+            let store = SSL_CTX_get_cert_store(context.handle)
+            try withMemoryBIO(trustRootsPEM) { bio in
+                var added = 0
+                while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
+                    X509_STORE_add_cert(store, certificate)
+                    X509_free(certificate)
+                    added += 1
+                }
+                ERR_clear_error()  // the loop ends on a "no start line" error
+                guard added > 0 else { throw CastTransportError(.tlsFailure, "no PEM certificate among the trust roots") }
+            }
+        } else {
+            guard SSL_CTX_set_default_verify_paths(context.handle) == 1 else {
+                throw OpenSSLErrorQueue.error(.tlsFailure, "cannot load the system trust store")
+            }
+        }
+        return context
     }
 
     /// A context for receivers presenting `identity`.

@@ -33,6 +33,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let context: TLSContext
     private let handshakeTimeout: TimeAmount
     private let handshakePromise: EventLoopPromise<Void>?
+    private let serverHostname: String?
     private var ssl: OpaquePointer?
     private var readBIO: OpaquePointer?
     private var writeBIO: OpaquePointer?
@@ -47,8 +48,15 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     ///   - context: The shared settings; its role decides who starts the handshake.
     ///   - handshakeTimeout: How long a handshake may take before the connection is failed.
     ///   - handshakePromise: Completed when the handshake succeeds, failed when it does not.
-    init(context: TLSContext, handshakeTimeout: TimeAmount = .seconds(10), handshakePromise: EventLoopPromise<Void>?) {
+    ///   - serverHostname: For verifying contexts: sent as SNI and checked against the certificate.
+    init(
+        context: TLSContext,
+        handshakeTimeout: TimeAmount = .seconds(10),
+        handshakePromise: EventLoopPromise<Void>?,
+        serverHostname: String? = nil
+    ) {
         self.context = context
+        self.serverHostname = serverHostname
         self.handshakeTimeout = handshakeTimeout
         self.handshakePromise = handshakePromise
     }
@@ -65,6 +73,15 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         _ = COpenSSL_BIO_set_mem_eof_return(readBIO, -1)
         SSL_set_bio(ssl, readBIO, writeBIO)
         if self.context.isClient { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
+        if let serverHostname, self.context.verifiesPeer {
+            let parameters = SSL_get0_param(ssl)
+            if serverHostname.contains(":") || serverHostname.allSatisfy({ $0.isNumber || $0 == "." }) {
+                X509_VERIFY_PARAM_set1_ip_asc(parameters, serverHostname)
+            } else {
+                _ = COpenSSL_SSL_set_tlsext_host_name(ssl, serverHostname)
+                SSL_set1_host(ssl, serverHostname)
+            }
+        }
         self.ssl = ssl
         self.readBIO = readBIO
         self.writeBIO = writeBIO
@@ -303,4 +320,20 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireErrorCaught(error)
         context.close(promise: nil)
     }
+}
+
+/// A TLS channel handler over `context`, for other modules of this package (the image downloader) that build
+/// their own pipelines. It completes `handshakePromise` when the handshake finishes.
+package func makeTLSHandler(
+    context: TLSContext,
+    serverHostname: String?,
+    handshakeTimeout: TimeAmount,
+    handshakePromise: EventLoopPromise<Void>?
+) -> any ChannelHandler {
+    TLSHandler(
+        context: context,
+        handshakeTimeout: handshakeTimeout,
+        handshakePromise: handshakePromise,
+        serverHostname: serverHostname
+    )
 }

@@ -30,10 +30,13 @@ public struct TLSIdentity: Sendable, Hashable {
     ///   - commonName: The subject and issuer common name.
     ///   - validity: How long the certificate is valid, starting now.
     ///   - keyBits: RSA modulus size.
+    ///   - subjectAlternativeNames: Names for host-name verification, such as `DNS:localhost` or
+    ///     `IP:127.0.0.1` (Cast devices use none; a local HTTPS server for tests does).
     public static func makeSelfSigned(
         commonName: String = "swift-cast emulated device",
         validity: Duration = .seconds(3 * 24 * 3600),
-        keyBits: Int = 2048
+        keyBits: Int = 2048,
+        subjectAlternativeNames: [String] = []
     ) throws -> TLSIdentity {
         guard let key = COpenSSL_RSA_generate(UInt32(keyBits)) else {
             throw OpenSSLErrorQueue.error(.tlsFailure, "RSA key generation failed")
@@ -57,6 +60,15 @@ public struct TLSIdentity: Sendable, Hashable {
         let name = X509_get_subject_name(certificate)
         X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, commonName, -1, -1, 0)
         X509_set_issuer_name(certificate, name)
+        if !subjectAlternativeNames.isEmpty {
+            var extensionContext = X509V3_CTX()
+            X509V3_set_ctx(&extensionContext, certificate, certificate, nil, nil, 0)
+            guard let names = X509V3_EXT_conf_nid(nil, &extensionContext, NID_subject_alt_name,
+                                                 subjectAlternativeNames.joined(separator: ","))
+            else { throw OpenSSLErrorQueue.error(.tlsFailure, "invalid subject alternative names") }
+            X509_add_ext(certificate, names, -1)
+            X509_EXTENSION_free(names)
+        }
         guard X509_sign(certificate, key, EVP_sha256()) > 0 else {
             throw OpenSSLErrorQueue.error(.tlsFailure, "signing the certificate failed")
         }

@@ -1,0 +1,156 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A size-bounded disk cache of artwork (GCKUIImageCache): images are fetched once, stored under
+/// `$XDG_CACHE_HOME/cast/images` (or `~/.cache/cast/images`), and the least recently used files are removed
+/// when the cache grows past its limit. Concurrent requests for one URL share one download.
+public final class ImageCache: Sendable {
+    /// The cache directory.
+    public let directory: String
+    /// The most bytes the cache keeps on disk. Defaults to 64 MiB.
+    public let maximumBytes: Int
+    private let fetcher: HTTPFetcher
+    private let inFlight = Mutex<[String: Task<[UInt8], any Error>]>([:])
+
+    /// Creates a cache.
+    ///
+    /// - Parameters:
+    ///   - directory: Where files go; `nil` for the XDG cache directory.
+    ///   - maximumBytes: The size bound.
+    ///   - fetcher: How images are downloaded.
+    public init(directory: String? = nil, maximumBytes: Int = 64 << 20, fetcher: HTTPFetcher) {
+        self.directory = directory ?? Self.defaultDirectory()
+        self.maximumBytes = maximumBytes
+        self.fetcher = fetcher
+    }
+
+    /// `$XDG_CACHE_HOME/cast/images`, or `~/.cache/cast/images`.
+    public static func defaultDirectory() -> String {
+        if let cache = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), !cache.isEmpty {
+            return cache + "/cast/images"
+        }
+        return (getenv("HOME").map { String(cString: $0) } ?? "/tmp") + "/.cache/cast/images"
+    }
+
+    /// The image at `url`, from disk when cached, else downloaded and stored.
+    ///
+    /// - Throws: ``CastMediaError`` with ``CastMediaError/Code/imageDownloadFailed``.
+    public func image(for url: String) async throws -> [UInt8] {
+        if let cached = cachedImage(for: url) { return cached }
+        let (task, isNew) = inFlight.withLock { tasks -> (Task<[UInt8], any Error>, Bool) in
+            if let existing = tasks[url] { return (existing, false) }
+            let task = Task { [fetcher] in try await fetcher.fetch(url) }
+            tasks[url] = task
+            return (task, true)
+        }
+        defer { if isNew { _ = inFlight.withLock { $0.removeValue(forKey: url) } } }
+        let bytes = try await task.value
+        if isNew { store(bytes, for: url) }
+        return bytes
+    }
+
+    /// The cached image at `url`, without downloading; a hit marks the file as recently used.
+    public func cachedImage(for url: String) -> [UInt8]? {
+        let path = self.path(for: url)
+        guard let bytes = Self.read(path) else { return nil }
+        utimes(path, nil)
+        return bytes
+    }
+
+    /// The file that holds (or would hold) the image at `url`.
+    public func path(for url: String) -> String {
+        // FNV-1a over the URL: stable across runs and processes, unlike Swift's hashValue.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in url.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "\(directory)/\(String(repeating: "0", count: 16 - hex.count))\(hex)-\(url.utf8.count).img"
+    }
+
+    /// Bytes currently on disk.
+    public var totalBytes: Int { entries().reduce(0) { $0 + $1.size } }
+
+    /// Deletes every cached file.
+    public func removeAll() {
+        for entry in entries() { unlink(entry.path) }
+    }
+
+    private func store(_ bytes: [UInt8], for url: String) {
+        guard bytes.count <= maximumBytes, makeDirectories() else { return }
+        let path = self.path(for: url)
+        let temporary = path + ".tmp-\(getpid())"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return }
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
+        guard written == bytes.count, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return
+        }
+        evict()
+    }
+
+    /// Removes least recently used files until the cache fits.
+    private func evict() {
+        var files = entries().sorted { $0.modified < $1.modified }
+        var total = files.reduce(0) { $0 + $1.size }
+        while total > maximumBytes, !files.isEmpty {
+            let oldest = files.removeFirst()
+            unlink(oldest.path)
+            total -= oldest.size
+        }
+    }
+
+    private struct Entry {
+        var path: String
+        var size: Int
+        var modified: Double
+    }
+
+    private func entries() -> [Entry] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var result: [Entry] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasSuffix(".img") else { continue }
+            let path = directory + "/" + name
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            result.append(Entry(path: path, size: Int(info.st_size), modified: modified))
+        }
+        return result
+    }
+
+    private func makeDirectories() -> Bool {
+        var current = ""
+        for component in directory.split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, 0o700) != 0, errno != EEXIST { return false }
+        }
+        return true
+    }
+
+    private static func read(_ path: String) -> [UInt8]? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        return bytes
+    }
+}
