@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "CastDiscovery", targets: ["CastDiscovery"]),
         .library(name: "CastMedia", targets: ["CastMedia"]),
         .library(name: "CastSession", targets: ["CastSession"]),
+        .library(name: "CastControllers", targets: ["CastControllers"]),
         .library(name: "CastReceiver", targets: ["CastReceiver"]),
         .executable(name: "cast", targets: ["cast"]),
         .executable(name: "cast-receiver", targets: ["cast-receiver"]),
@@ -106,6 +107,18 @@ let package = Package(
             path: "Modules/CastSession"
         ),
         .target(
+            name: "CastControllers",
+            dependencies: [
+                "CastDiscovery",
+                "CastLogging",
+                "CastMedia",
+                "CastSession",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Modules/CastControllers"
+        ),
+        .target(
             name: "CastReceiver",
             dependencies: [
                 "CastLogging",
@@ -122,8 +135,12 @@ let package = Package(
         .executableTarget(
             name: "cast",
             dependencies: [
+                "CastControllers",
+                "CastDiscovery",
                 "CastLogging",
+                "CastMedia",
                 "CastReceiver",
+                "CastSession",
                 "CastTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

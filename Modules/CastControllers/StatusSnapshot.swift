@@ -1,0 +1,132 @@
+import CastDiscovery
+import CastMedia
+import CastSession
+import CastTransport
+
+/// Everything a status display shows, captured at one moment from a session: device, app and media.
+///
+/// ``json`` is the stable machine-readable form behind `cast … --json`; ``lines(style:width:)`` the
+/// human-readable one.
+public struct StatusSnapshot: Sendable {
+    public var deviceName: String
+    public var host: String
+    public var port: Int
+    public var connection: String
+    public var appID: String?
+    public var appName: String?
+    public var sessionID: String?
+    public var deviceVolume: Double?
+    public var deviceMuted: Bool?
+    public var media: MediaStatus?
+    /// The extrapolated position now.
+    public var position: Double?
+    public var queueIndex: Int?
+    public var queueCount: Int?
+
+    /// Captures `session` now.
+    public init(session: CastSession) {
+        let device = session.device
+        deviceName = device.friendlyName
+        host = device.host
+        port = device.port
+        connection = "\(session.connectionState)"
+        appID = session.application.applicationID
+        appName = session.application.name
+        sessionID = session.sessionID
+        deviceVolume = session.deviceStatus?.volumeLevel
+        deviceMuted = session.deviceStatus?.isMuted
+        if let client = session.remoteMediaClient, let status = client.mediaStatus {
+            media = status
+            position = client.approximateStreamPosition
+            if let ids = client.queue.itemIDs ?? status.items?.compactMap(\.itemID), let current = status.currentItemID {
+                queueIndex = ids.firstIndex(of: current)
+                queueCount = ids.count
+            }
+        }
+    }
+
+    /// The player state shown to people: `LOADING` while loading, else the player state.
+    public var playerState: String {
+        guard let media else { return "NO_MEDIA" }
+        return (media.extendedPlayerState ?? media.playerState).rawValue
+    }
+
+    /// The stable JSON form (documented in the README's `--json` section).
+    public var json: JSONValue {
+        var device: JSONValue = [
+            "name": .string(deviceName), "host": .string(host), "port": .number(Double(port)),
+            "connection": .string(connection),
+        ]
+        if let deviceVolume { device["volume"] = .number(deviceVolume) }
+        if let deviceMuted { device["muted"] = .bool(deviceMuted) }
+        var result: JSONValue = ["device": device]
+        if let appID {
+            var app: JSONValue = ["id": .string(appID)]
+            if let appName { app["name"] = .string(appName) }
+            if let sessionID { app["sessionId"] = .string(sessionID) }
+            result["app"] = app
+        }
+        guard let media else {
+            result["media"] = .null
+            return result
+        }
+        var entry: JSONValue = [
+            "mediaSessionId": .number(Double(media.mediaSessionID)),
+            "playerState": .string(playerState),
+            "position": .number(((position ?? media.currentTime) * 10).rounded() / 10),
+            "playbackRate": .number(media.playbackRate),
+            "live": .bool(media.isLiveStream),
+            "activeTrackIds": .array(media.activeTrackIDs.map { .number(Double($0)) }),
+        ]
+        if let reason = media.idleReason { entry["idleReason"] = .string(reason.rawValue) }
+        if let duration = media.media?.duration { entry["duration"] = .number(duration) }
+        if let title = media.media?.metadata?.displayTitle { entry["title"] = .string(title) }
+        if let subtitle = media.media?.metadata?.displaySubtitle { entry["subtitle"] = .string(subtitle) }
+        if let url = media.media?.contentID { entry["contentId"] = .string(url) }
+        if let level = media.volumeLevel { entry["volume"] = .number(level) }
+        if let muted = media.isMuted { entry["muted"] = .bool(muted) }
+        if let current = media.currentItemID { entry["currentItemId"] = .number(Double(current)) }
+        if let queueIndex, let queueCount {
+            entry["queue"] = ["index": .number(Double(queueIndex)), "count": .number(Double(queueCount))]
+        }
+        if let repeatMode = media.repeatMode { entry["repeatMode"] = .string(repeatMode.rawValue) }
+        if let ad = media.adBreakStatus {
+            var adJSON: JSONValue = ["breakId": .string(ad.breakID ?? ""), "clipId": .string(ad.breakClipID ?? "")]
+            if let wait = ad.secondsUntilSkippable { adJSON["secondsUntilSkippable"] = .number(wait.rounded()) }
+            adJSON["skippable"] = .bool(ad.isSkippable)
+            entry["adBreak"] = adJSON
+        }
+        if let video = media.videoInfo { entry["videoInfo"] = video.json }
+        result["media"] = entry
+        return result
+    }
+
+    /// Human-readable lines.
+    public func lines(style: ControllerStyle = .plain) -> [String] {
+        var lines = [style.paint("\(deviceName)", style.heading) + style.paint("  \(host):\(port)  \(connection)", style.caption)]
+        var app = "app: \(appName ?? appID ?? "none")"
+        if let deviceVolume {
+            app += "  volume \(Int((deviceVolume * 100).rounded()))%\(deviceMuted == true ? " (muted)" : "")"
+        }
+        lines.append(style.paint(app, style.body))
+        guard let media else {
+            lines.append(style.paint("media: none", style.body))
+            return lines
+        }
+        let title = media.media?.metadata?.displayTitle ?? media.media?.contentID ?? "untitled"
+        lines.append(style.paint(title, style.heading) + (media.media?.metadata?.displaySubtitle.map { style.paint("  \($0)", style.caption) } ?? ""))
+        var state = "\(playerState.lowercased())"
+        if let reason = media.idleReason { state += " (\(reason.rawValue.lowercased()))" }
+        let time = media.isLiveStream
+            ? style.glyph("live") : "\(TimeFormatting.clock(position ?? media.currentTime)) / \(TimeFormatting.clock(media.media?.duration))"
+        var info = "\(state)  \(time)"
+        if media.playbackRate != 1 { info += "  ×\(media.playbackRate)" }
+        if let queueIndex, let queueCount { info += "  item \(queueIndex + 1)/\(queueCount)" }
+        if !media.activeTrackIDs.isEmpty { info += "  tracks \(media.activeTrackIDs.map(String.init).joined(separator: ","))" }
+        if let ad = media.adBreakStatus {
+            info += ad.isSkippable ? "  \(style.glyph("ad")) skippable" : "  \(style.glyph("ad")) skip in \(Int((ad.secondsUntilSkippable ?? 0).rounded()))s"
+        }
+        lines.append(style.paint(info, style.body))
+        return lines
+    }
+}
