@@ -1,28 +1,30 @@
 import ArgumentParser
-import CastLogging
-import Logging
 
-/// `cast`: find, start and control Google Cast sessions from the command line.
+/// `cast`: find Cast devices, start and control sessions, from the command line.
 @main
 struct CastCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cast",
         abstract: "A Google Cast sender for Linux.",
-        subcommands: [SmokeCommand.self]
+        discussion: """
+            Exit codes: 0 ok, 1 the receiver refused (for example a load failed), 2 usage error, \
+            3 no device or cannot connect, 4 timed out.
+
+            Examples:
+              cast demo                                   a tour against a built-in emulated device
+              cast devices                                list Cast devices on the network
+              cast play https://example.com/movie.mp4     cast to the only device (or pick one)
+              cast pause; cast seek +30; cast status      control the running session from later commands
+              cast remote                                 full-screen remote control
+            """,
+        subcommands: [
+            DevicesCommand.self, PlayCommand.self, StatusCommand.self,
+            PauseCommand.self, ResumeCommand.self, ToggleCommand.self, StopCommand.self, SeekCommand.self,
+            RateCommand.self, VolumeCommand.self, MuteCommand.self, UnmuteCommand.self, NextCommand.self,
+            PrevCommand.self, SkipAdCommand.self,
+            QueueCommand.self, TracksCommand.self,
+            LaunchCommand.self, AppCommand.self, LeaveCommand.self, SendCommand.self, ListenCommand.self,
+            RemoteCommand.self, DemoCommand.self,
+        ]
     )
-}
-
-/// Options every command shares.
-struct GlobalOptions: ParsableArguments {
-    @Option(help: "Minimum log level (trace, debug, info, notice, warning, error, critical, off).")
-    var logLevel: String?
-    @Option(help: "Log filter: CATEGORY-GLOB=LEVEL or /REGEX/[i], comma separated.")
-    var logFilter: String?
-
-    /// Bootstraps logging for the process (apps only; libraries never do this).
-    func bootstrapLogging() throws -> Logger {
-        let filter = try LogFilter(level: logLevel ?? "warning", filterSpec: logFilter)
-        CastLoggingSystem.bootstrap(filter: filter)
-        return Logger(label: CastLogCategory.app)
-    }
 }

@@ -192,6 +192,12 @@ public final class PlayerController: Sendable {
 
     // MARK: - Drawing
 
+    /// The lines the controller would draw now, without running it (for scripted output such as `cast demo`).
+    public func currentLines(layout: Layout) -> [String] {
+        let snapshot = StatusSnapshot(session: session)
+        return layout == .mini ? miniLines(snapshot) : expandedLines(snapshot)
+    }
+
     private func render(_ layout: Layout) {
         let snapshot = StatusSnapshot(session: session)
         let lines = layout == .mini ? miniLines(snapshot) : expandedLines(snapshot)

@@ -1,0 +1,185 @@
+import ArgumentParser
+import CastControllers
+import CastMedia
+import CastSession
+
+/// Runs a media command on the session an earlier `cast` started, then prints the resulting state.
+enum MediaControl {
+    static func run(
+        _ global: GlobalOptions,
+        _ action: @escaping @Sendable (CastSession, RemoteMediaClient) async throws -> Void
+    ) async throws {
+        let runtime = try CLIRuntime(global)
+        do {
+            try await runtime.withResumedSession { session in
+                let client = try runtime.mediaClient(session)
+                try await client.requestStatus().response()
+                try await action(session, client)
+                runtime.printStatus(session)
+            }
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+}
+
+struct PauseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause playback.", discussion: "Example: cast pause")
+    @OptionGroup var global: GlobalOptions
+    func run() async throws { try await MediaControl.run(global) { _, client in try await client.pause().response() } }
+}
+
+struct ResumeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume playback.", discussion: "Example: cast resume")
+    @OptionGroup var global: GlobalOptions
+    func run() async throws { try await MediaControl.run(global) { _, client in try await client.play().response() } }
+}
+
+struct ToggleCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "toggle",
+        abstract: "Pause when playing, play otherwise (live streams: stop/play).",
+        discussion: "Example: cast toggle"
+    )
+    @OptionGroup var global: GlobalOptions
+    func run() async throws {
+        try await MediaControl.run(global) { _, client in
+            let status = client.mediaStatus
+            if status?.playerState == .playing {
+                try await (status?.isLiveStream == true ? client.stop() : client.pause()).response()
+            } else {
+                try await client.play().response()
+            }
+        }
+    }
+}
+
+struct StopCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stop",
+        abstract: "Stop playback (the app keeps running; 'cast app stop' ends it).",
+        discussion: "Example: cast stop"
+    )
+    @OptionGroup var global: GlobalOptions
+    func run() async throws { try await MediaControl.run(global) { _, client in try await client.stop().response() } }
+}
+
+struct SeekCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "seek",
+        abstract: "Seek to a position or by an offset.",
+        discussion: "Examples: cast seek 90, cast seek 1:30:00, cast seek +30, cast seek -10"
+    )
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "SECONDS, HH:MM:SS, or +/-SECONDS relative to now.") var position: String
+
+    func validate() throws {
+        guard TimeFormatting.parseSeek(position) != nil else {
+            throw ValidationError("'\(position)' is not a position: use SECONDS, MM:SS, HH:MM:SS or +/-SECONDS")
+        }
+    }
+
+    func run() async throws {
+        let (seconds, relative) = TimeFormatting.parseSeek(position)!
+        try await MediaControl.run(global) { _, client in
+            try await client.seek(relative ? .by(seconds) : .to(seconds)).response()
+        }
+    }
+}
+
+struct RateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rate", abstract: "Set the playback rate (0.5…2).", discussion: "Example: cast rate 1.5")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The rate.") var rate: Double
+    func validate() throws { guard (0.5...2).contains(rate) else { throw ValidationError("the rate must be within 0.5…2") } }
+    func run() async throws {
+        let rate = self.rate
+        try await MediaControl.run(global) { _, client in try await client.setPlaybackRate(rate).response() }
+    }
+}
+
+struct VolumeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "volume",
+        abstract: "Set the device volume: a level (0.35 or 35%), or +N/-N volume steps.",
+        discussion: "Examples: cast volume 0.4, cast volume 40%, cast volume +2"
+    )
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "LEVEL, PERCENT% or +STEPS/-STEPS.") var value: String
+
+    enum Change { case level(Double), steps(Int) }
+
+    static func parse(_ value: String) -> Change? {
+        if value.hasPrefix("+") || value.hasPrefix("-"), let steps = Int(value) { return .steps(steps) }
+        if value.hasSuffix("%"), let percent = Double(value.dropLast()), (0...100).contains(percent) { return .level(percent / 100) }
+        if let level = Double(value), (0...1).contains(level) { return .level(level) }
+        return nil
+    }
+
+    func validate() throws {
+        guard Self.parse(value) != nil else { throw ValidationError("'\(value)' is not a volume: use 0…1, 0%…100% or +N/-N steps") }
+    }
+
+    func run() async throws {
+        let change = Self.parse(value)!
+        let runtime = try CLIRuntime(global)
+        do {
+            try await runtime.withResumedSession { session in
+                switch change {
+                case .level(let level): try await session.setDeviceVolume(level)
+                case .steps(let steps): try await session.adjustDeviceVolume(bySteps: steps)
+                }
+                if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
+                runtime.printStatus(session)
+            }
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+}
+
+/// Mute and unmute act on the device volume, like the volume keys.
+enum MuteControl {
+    static func run(_ global: GlobalOptions, muted: Bool) async throws {
+        let runtime = try CLIRuntime(global)
+        do {
+            try await runtime.withResumedSession { session in
+                try await session.setDeviceMuted(muted)
+                if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
+                runtime.printStatus(session)
+            }
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+}
+
+struct MuteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "mute", abstract: "Mute the device.", discussion: "Example: cast mute")
+    @OptionGroup var global: GlobalOptions
+    func run() async throws { try await MuteControl.run(global, muted: true) }
+}
+
+struct UnmuteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "unmute", abstract: "Unmute the device.", discussion: "Example: cast unmute")
+    @OptionGroup var global: GlobalOptions
+    func run() async throws { try await MuteControl.run(global, muted: false) }
+}
+
+struct NextCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "next", abstract: "Play the next queue item.", discussion: "Example: cast next")
+    @OptionGroup var global: GlobalOptions
+    func run() async throws { try await MediaControl.run(global) { _, client in try await client.queueNext().response() } }
+}
+
+struct PrevCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "prev", abstract: "Play the previous queue item.", discussion: "Example: cast prev")
+    @OptionGroup var global: GlobalOptions
+    func run() async throws { try await MediaControl.run(global) { _, client in try await client.queuePrevious().response() } }
+}
+
+struct SkipAdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "skip-ad", abstract: "Skip the playing ad once it is skippable.", discussion: "Example: cast skip-ad")
+    @OptionGroup var global: GlobalOptions
+    func run() async throws { try await MediaControl.run(global) { _, client in try await client.skipAd().response() } }
+}

@@ -1,0 +1,196 @@
+import ArgumentParser
+import CastControllers
+import CastMedia
+import CastSession
+import CastTransport
+
+/// `cast queue …`: the receiver's queue.
+struct QueueCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "queue",
+        abstract: "List and edit the queue.",
+        subcommands: [List.self, Add.self, Remove.self, Move.self, Jump.self, Repeat.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the queue.", discussion: "Example: cast queue list")
+        @OptionGroup var global: GlobalOptions
+        func run() async throws {
+            let runtime = try CLIRuntime(global)
+            do {
+                try await runtime.withResumedSession { session in
+                    let client = try runtime.mediaClient(session)
+                    try await client.requestStatus().response()
+                    let ids = try await client.queue.reload()
+                    var items: [QueueItem] = []
+                    for index in ids.indices { items.append(try await client.queue.item(at: index)) }
+                    let current = client.mediaStatus?.currentItemID
+                    let json: JSONValue = [
+                        "currentItemId": current.map { .number(Double($0)) } ?? .null,
+                        "items": .array(items.map { item in
+                            [
+                                "itemId": .number(Double(item.itemID ?? 0)),
+                                "title": .string(item.media.metadata?.displayTitle ?? item.media.contentID),
+                                "contentId": .string(item.media.contentID),
+                            ]
+                        }),
+                    ]
+                    runtime.emit(
+                        json: json,
+                        text: items.isEmpty ? "the queue is empty" : items.map { item in
+                            "\(item.itemID == current ? "▶" : " ") \(item.itemID ?? 0)  \(item.media.metadata?.displayTitle ?? item.media.contentID)"
+                        }.joined(separator: "\n")
+                    )
+                }
+            } catch {
+                throw runtime.fail(error)
+            }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add URLs to the queue.", discussion: "Example: cast queue add https://example.com/b.mp4 --next")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Media URLs.") var urls: [String]
+        @Flag(help: "Insert after the current item instead of at the end.") var next = false
+        func run() async throws {
+            let urls = self.urls
+            let next = self.next
+            try await MediaControl.run(global) { _, client in
+                let items = urls.map { url -> QueueItem in
+                    var media = MediaInformation(contentID: url, contentType: MediaTypes.guess(url))
+                    media.metadata = .generic(title: MediaTypes.name(of: url))
+                    return QueueItem(media: media)
+                }
+                var before: Int?
+                if next {
+                    let ids = try await client.queue.reload()
+                    if let current = client.mediaStatus?.currentItemID, let index = ids.firstIndex(of: current), index + 1 < ids.count {
+                        before = ids[index + 1]
+                    }
+                }
+                try await client.queueInsert(items, before: before).response()
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove items by id.", discussion: "Example: cast queue remove 3 4")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Item ids.") var ids: [Int]
+        func run() async throws {
+            let ids = self.ids
+            try await MediaControl.run(global) { _, client in try await client.queueRemove(ids).response() }
+        }
+    }
+
+    struct Move: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move an item before another (or to the end).", discussion: "Example: cast queue move 4 --before 2")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The item to move.") var id: Int
+        @Option(help: "The item to move it before; omit for the end.") var before: Int?
+        func run() async throws {
+            let (id, before) = (self.id, self.before)
+            try await MediaControl.run(global) { _, client in try await client.queueMove(itemID: id, before: before).response() }
+        }
+    }
+
+    struct Jump: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Play the item with an id.", discussion: "Example: cast queue jump 3")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Item id.") var id: Int
+        func run() async throws {
+            let id = self.id
+            try await MediaControl.run(global) { _, client in try await client.queueJump(toItemID: id).response() }
+        }
+    }
+
+    struct Repeat: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set the repeat mode: off, all, single, shuffle.", discussion: "Example: cast queue repeat all")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "off, all, single or shuffle.") var mode: PlayCommand.Repeat
+        func run() async throws {
+            let mode: RepeatMode = [.off: .off, .all: .all, .single: .single, .shuffle: .allAndShuffle][self.mode]!
+            try await MediaControl.run(global) { _, client in try await client.queueSetRepeatMode(mode).response() }
+        }
+    }
+}
+
+/// `cast tracks …`: subtitles and audio tracks.
+struct TracksCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tracks",
+        abstract: "List, enable and style tracks.",
+        subcommands: [List.self, Enable.self, Disable.self, Style.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the media's tracks.", discussion: "Example: cast tracks list")
+        @OptionGroup var global: GlobalOptions
+        func run() async throws {
+            let runtime = try CLIRuntime(global)
+            do {
+                try await runtime.withResumedSession { session in
+                    let client = try runtime.mediaClient(session)
+                    try await client.requestStatus().response()
+                    let tracks = client.mediaStatus?.media?.tracks ?? []
+                    let active = client.mediaStatus?.activeTrackIDs ?? []
+                    runtime.emit(
+                        json: ["activeTrackIds": .array(active.map { .number(Double($0)) }), "tracks": .array(tracks.map(\.json))],
+                        text: tracks.isEmpty ? "no tracks" : tracks.map { track in
+                            "\(active.contains(track.id) ? "●" : "○") \(track.id)  \(track.kind.rawValue.lowercased())  \(track.name ?? "")  \(track.language ?? "")"
+                        }.joined(separator: "\n")
+                    )
+                }
+            } catch {
+                throw runtime.fail(error)
+            }
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make these tracks the active ones.", discussion: "Example: cast tracks enable 1")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Track ids.") var ids: [Int]
+        func run() async throws {
+            let ids = self.ids
+            try await MediaControl.run(global) { _, client in try await client.setActiveTrackIDs(ids).response() }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Turn every track off.", discussion: "Example: cast tracks disable")
+        @OptionGroup var global: GlobalOptions
+        func run() async throws { try await MediaControl.run(global) { _, client in try await client.setActiveTrackIDs([]).response() } }
+    }
+
+    struct Style: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Style text tracks.", discussion: "Example: cast tracks style --font-scale 1.5 --foreground '#FFFF00FF'")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Font scale (1 is the default size).") var fontScale: Double?
+        @Option(help: "Text color #RRGGBBAA.") var foreground: String?
+        @Option(help: "Background color #RRGGBBAA.") var background: String?
+        @Option(help: "Edge type: NONE, OUTLINE, DROP_SHADOW, RAISED, DEPRESSED.") var edgeType: String?
+        @Option(help: "Font family.") var fontFamily: String?
+
+        func validate() throws {
+            for color in [foreground, background].compactMap({ $0 }) {
+                guard color.hasPrefix("#"), [7, 9].contains(color.count), color.dropFirst().allSatisfy(\.isHexDigit) else {
+                    throw ValidationError("'\(color)' is not a #RRGGBB or #RRGGBBAA color")
+                }
+            }
+            if let fontScale, !(0.1...5).contains(fontScale) { throw ValidationError("--font-scale must be within 0.1…5") }
+        }
+
+        func run() async throws {
+            var style = TextTrackStyle()
+            style.fontScale = fontScale
+            style.foregroundColor = foreground.map { $0.count == 7 ? $0 + "FF" : $0 }
+            style.backgroundColor = background.map { $0.count == 7 ? $0 + "FF" : $0 }
+            style.edgeType = edgeType
+            style.fontFamily = fontFamily
+            let chosen = style
+            try await MediaControl.run(global) { _, client in try await client.setTextTrackStyle(chosen).response() }
+        }
+    }
+}

@@ -1,0 +1,335 @@
+import ArgumentParser
+import CastControllers
+import CastDiscovery
+import CastSession
+import CastTransport
+
+/// `cast status`: device, app and media status of the running session.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show device, app and media status.",
+        discussion: "Examples: cast status, cast status --json, cast status --watch"
+    )
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Keep printing status changes until interrupted.") var watch = false
+
+    func run() async throws {
+        let runtime = try CLIRuntime(global)
+        let watch = self.watch
+        do {
+            try await runtime.withResumedSession { session in
+                if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
+                try await session.fetchDeviceStatus()
+                guard watch else {
+                    runtime.printStatus(session)
+                    return
+                }
+                runtime.printStatus(session)
+                if let client = session.remoteMediaClient {
+                    for await _ in client.statusUpdates() { runtime.printStatus(session) }
+                }
+            }
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+}
+
+/// `cast launch APPID`: start a session with any receiver app.
+struct LaunchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "launch",
+        abstract: "Launch (or join) a receiver app and leave it running.",
+        discussion: "Example: cast launch CC1AD845, cast launch A1B2C3D4 --android-tv --credentials TOKEN"
+    )
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The receiver application id.") var appID: String
+    @Flag(help: "Accept the app's Android TV version (Cast Connect).") var androidTV = false
+    @Flag(help: "Relaunch even when the app already runs.") var relaunch = false
+    @Option(help: "Launch credentials (Cast Connect).") var credentials: String?
+    @Option(help: "Type of --credentials: android, ios, web, cloud.") var credentialsType: String?
+
+    func run() async throws {
+        let runtime = try CLIRuntime(global) { options in
+            options.receiverApplicationID = appID
+            options.launchOptions.androidReceiverCompatible = androidTV
+            options.launchOptions.relaunchIfRunning = relaunch
+            if let credentials { options.launchCredentials = CredentialsData(credentials: credentials, credentialsType: credentialsType) }
+        }
+        do {
+            let device = try await runtime.resolveDevice()
+            let context = runtime.makeContext()
+            let session = try await context.sessionManager.startSession(with: device)
+            runtime.printStatus(session)
+            await context.sessionManager.endSession(stopCasting: false)
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+}
+
+/// `cast app stop`: end the receiver app.
+struct AppCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "app", abstract: "Control the receiver app.", subcommands: [Stop.self])
+
+    struct Stop: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop the receiver app (ends casting).", discussion: "Example: cast app stop")
+        @OptionGroup var global: GlobalOptions
+        func run() async throws {
+            let runtime = try CLIRuntime(global)
+            do {
+                let context = runtime.makeContext()
+                let session = try await context.sessionManager.resumeSavedSession(candidates: runtime.options.staticDevices)
+                let device = session.device
+                await context.sessionManager.endSession(stopCasting: true)
+                runtime.emit(json: ["stopped": true, "device": .string(device.friendlyName)], text: "stopped casting to \(device.friendlyName)")
+            } catch let error as CastSessionError where error.code == .sessionNotFound {
+                throw runtime.fail(CLIError(.noDevice, "no running session to stop"))
+            } catch {
+                throw runtime.fail(error)
+            }
+        }
+    }
+}
+
+/// `cast leave`: disconnect and leave the app running.
+struct LeaveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "leave",
+        abstract: "Disconnect from the session; the app keeps running and can be resumed.",
+        discussion: "Example: cast leave"
+    )
+    @OptionGroup var global: GlobalOptions
+    func run() async throws {
+        let runtime = try CLIRuntime(global)
+        do {
+            try await runtime.withResumedSession { session in
+                runtime.emit(json: ["left": true, "sessionId": .string(session.sessionID)], text: "left the session on \(session.device.friendlyName); it keeps running")
+            }
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+}
+
+/// `cast send`: one message on a custom namespace.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a message on a custom namespace to the running app.",
+        discussion: "Example: cast send --namespace urn:x-cast:com.example.echo '{\"hello\":1}' --wait-reply"
+    )
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The namespace, urn:x-cast:…") var namespace: String
+    @Argument(help: "The message text.") var message: String?
+    @Option(help: "Read the message from a file.") var file: String?
+    @Flag(help: "Wait for and print the first reply.") var waitReply = false
+
+    func validate() throws {
+        guard (message == nil) != (file == nil) else { throw ValidationError("give either MESSAGE or --file") }
+        guard namespace.hasPrefix("urn:x-cast:") else { throw ValidationError("the namespace must start with urn:x-cast:") }
+    }
+
+    func run() async throws {
+        let runtime = try CLIRuntime(global)
+        let text = try message ?? FileText.read(file!)
+        let (namespace, waitReply) = (self.namespace, self.waitReply)
+        do {
+            try await runtime.withResumedSession { session in
+                let channel = try GenericChannel(namespace: namespace)
+                let replies = channel.messages()
+                session.add(channel)
+                guard channel.isConnected else {
+                    throw CLIError(.failed, "the running app (\(session.application.applicationID)) does not list \(namespace)")
+                }
+                try await channel.sendTextMessage(text)
+                if waitReply {
+                    let reply = try await firstMessage(replies, within: runtime.global.timeout)
+                    runtime.emit(json: ["reply": .string(reply)], text: reply)
+                } else {
+                    runtime.emit(json: ["sent": true], text: "sent")
+                }
+            }
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+}
+
+/// `cast listen`: print messages on a custom namespace.
+struct ListenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listen",
+        abstract: "Print messages the running app sends on a custom namespace.",
+        discussion: "Example: cast listen --namespace urn:x-cast:com.example.echo --count 1"
+    )
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The namespace, urn:x-cast:…") var namespace: String
+    @Option(help: "Stop after this many messages.") var count: Int?
+
+    func run() async throws {
+        let runtime = try CLIRuntime(global)
+        let (namespace, count) = (self.namespace, self.count)
+        do {
+            try await runtime.withResumedSession { session in
+                let channel = try GenericChannel(namespace: namespace)
+                let messages = channel.messages()
+                session.add(channel)
+                guard channel.isConnected else {
+                    throw CLIError(.failed, "the running app (\(session.application.applicationID)) does not list \(namespace)")
+                }
+                var seen = 0
+                for await payload in messages {
+                    switch payload {
+                    case .string(let text): runtime.emit(json: ["message": .string(text)], text: text)
+                    case .binary(let bytes): runtime.emit(json: ["binary": .number(Double(bytes.count))], text: "<\(bytes.count) bytes>")
+                    }
+                    seen += 1
+                    if let count, seen >= count { break }
+                }
+            }
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+}
+
+/// `cast remote`: the expanded controller.
+struct RemoteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remote",
+        abstract: "Full-screen remote control for the running session.",
+        discussion: "Keys: space play/pause, ←/→ ±10 s, </> ±30 s, n/p next/prev, a skip ad, c subtitles, [/] rate, +/- volume, m mute, u queue, s stop, q leave."
+    )
+    @OptionGroup var global: GlobalOptions
+    func run() async throws {
+        let runtime = try CLIRuntime(global)
+        guard runtime.isTTY else { throw runtime.fail(CLIError(.usage, "cast remote needs a terminal")) }
+        do {
+            let context = runtime.makeContext()
+            let session: CastSession
+            do {
+                session = try await context.sessionManager.resumeSavedSession(candidates: runtime.options.staticDevices)
+            } catch let error as CastSessionError where error.code == .sessionNotFound {
+                session = try await context.sessionManager.startSession(with: try await runtime.resolveDevice())
+            }
+            if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
+            _ = try? await session.fetchDeviceStatus()
+            let outcome = await PlayerController(session: session, style: runtime.style, interactive: true).run(layout: .expanded)
+            await context.sessionManager.endSession(stopCasting: outcome == .stopped)
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+}
+
+/// `cast devices`: the Cast dialog's list.
+struct DevicesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices",
+        abstract: "List Cast devices, sorted by name.",
+        discussion: "Examples: cast devices, cast devices --json --timeout 2, cast devices --watch"
+    )
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Keep the list live until interrupted.") var watch = false
+
+    func run() async throws {
+        let runtime = try CLIRuntime(global) { _ in }
+        let (devices, problem) = await runtime.discoverDevices()
+        if devices.isEmpty {
+            if runtime.global.json {
+                runtime.say(JSONValue.object(["devices": [], "problem": problem.map { .string($0) } ?? .null]).jsonString)
+            } else {
+                runtime.warn(NoDevicesScreen.text(problem: problem))
+            }
+            throw CastExit.noDevice
+        }
+        runtime.emit(
+            json: ["devices": .array(devices.map(DeviceText.json))],
+            text: devices.map(DeviceText.line).joined(separator: "\n")
+        )
+        if watch { try await DeviceWatcher.watch(runtime) }
+    }
+}
+
+enum DeviceText {
+    static func json(_ device: CastDevice) -> JSONValue {
+        var capabilities: [JSONValue] = []
+        if device.capabilities.contains(.videoOut) { capabilities.append("video") }
+        if device.capabilities.contains(.audioOut) { capabilities.append("audio") }
+        if device.isGroup { capabilities.append("group") }
+        return [
+            "id": .string(device.id), "name": .string(device.friendlyName), "model": device.modelName.map { .string($0) } ?? .null,
+            "host": .string(device.host), "port": .number(Double(device.port)), "capabilities": .array(capabilities),
+            "status": device.statusText.map { .string($0) } ?? .null, "static": .bool(device.isStatic),
+        ]
+    }
+
+    static func line(_ device: CastDevice) -> String {
+        var kind: [String] = []
+        if device.capabilities.contains(.videoOut) { kind.append("video") }
+        if device.capabilities.contains(.audioOut) { kind.append("audio") }
+        if device.isGroup { kind.append("group") }
+        var line = "\(device.friendlyName)  [\(device.modelName ?? "unknown model")]  \(device.host):\(device.port)"
+        if !kind.isEmpty { line += "  \(kind.joined(separator: "+"))" }
+        if let status = device.statusText, !status.isEmpty { line += "  playing: \(status)" }
+        return line
+    }
+}
+
+enum DeviceWatcher {
+    static func watch(_ runtime: CLIRuntime) async throws {
+        var configuration = DiscoveryManager.Configuration()
+        configuration.staticDevices = runtime.options.staticDevices
+        let manager = DiscoveryManager(configuration: configuration, logger: runtime.logger)
+        let events = manager.events()
+        try manager.start()
+        for await event in events {
+            runtime.emit(json: ["event": .string("\(event)")], text: "\(event)")
+        }
+    }
+}
+
+/// Waits for the first text message, up to `seconds`.
+func firstMessage(_ stream: AsyncStream<CastMessage.Payload>, within seconds: Double) async throws -> String {
+    try await withThrowingTaskGroup(of: String?.self) { group in
+        group.addTask {
+            for await payload in stream {
+                switch payload {
+                case .string(let text): return text
+                case .binary(let bytes): return "<\(bytes.count) bytes>"
+                }
+            }
+            return nil
+        }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let text = first else {
+            throw CLIError(.timedOut, "no reply within \(seconds) s")
+        }
+        return text
+    }
+}
+
+enum FileText {
+    static func read(_ path: String) throws -> String {
+        guard let file = fopen(path, "r") else { throw ValidationError("cannot read \(path)") }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,281 @@
+import ArgumentParser
+import CastControllers
+import CastDiscovery
+import CastLogging
+import CastMedia
+import CastSession
+import CastTransport
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Options every command accepts.
+struct GlobalOptions: ParsableArguments {
+    @Option(help: "The device to use, by friendly name or id.") var device: String?
+    @Option(help: "Connect to this host instead of discovering devices.") var host: String?
+    @Option(help: "The Cast port with --host.") var port: Int = 8009
+    @Option(help: "An XML option profile.") var profile: String?
+    @Option(help: "An XML style for the terminal controllers.") var style: String?
+    @Flag(help: "Machine-readable JSON output.") var json = false
+    @Option(help: "Minimum log level (trace, debug, info, notice, warning, error, critical, off).")
+    var logLevel: String?
+    @Option(help: "Log filter: CATEGORY-GLOB=LEVEL or /REGEX/[i], comma separated.") var logFilter: String?
+    @Option(help: "Seconds to wait for devices and replies.") var timeout: Double = 10
+
+    func validate() throws {
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1…65535") }
+    }
+}
+
+/// Exit codes (documented in `cast --help`).
+enum CastExit {
+    static let failed = ExitCode(1)
+    static let usage = ExitCode(2)
+    static let noDevice = ExitCode(3)
+    static let timedOut = ExitCode(4)
+}
+
+/// What every command needs: logging, options, output, device and session lookup, error mapping.
+struct CLIRuntime: Sendable {
+    let global: GlobalOptions
+    let logger: Logger
+    let options: CastOptions
+    let style: ControllerStyle
+    let isTTY: Bool
+
+    init(_ global: GlobalOptions, configure: (inout CastOptions) -> Void = { _ in }) throws {
+        self.global = global
+        let filter = try LogFilter(level: global.logLevel ?? "warning", filterSpec: global.logFilter)
+        LoggingBootstrap.once(filter)
+        logger = Logger(label: CastLogCategory.app)
+        var options = CastOptions()
+        options.requestTimeout = .milliseconds(Int64(global.timeout * 1000))
+        options.connectTimeout = .milliseconds(Int64(global.timeout * 1000))
+        if let host = global.host { options.staticDevices = [.staticDevice(host: host, port: global.port)] }
+        configure(&options)
+        self.options = options
+        isTTY = Terminal.isTTY(STDOUT_FILENO) && Terminal.isTTY(STDIN_FILENO)
+        let colorsAllowed = isTTY && getenv("NO_COLOR") == nil && !global.json
+        style = colorsAllowed ? .colorful : .plain
+    }
+
+    func makeContext() -> CastContext { CastContext(options: options, logger: logger) }
+
+    // MARK: Output
+
+    /// Prints `json` with --json, else `text`.
+    func emit(json: JSONValue, text: @autoclosure () -> String) {
+        if global.json { say(json.jsonString) } else { say(text()) }
+    }
+
+    func say(_ text: String) {
+        let bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    func warn(_ text: String) {
+        let bytes = Array(("cast: " + text + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    // MARK: Failures
+
+    /// Reports `error` on stderr (or as JSON) and turns it into the documented exit code.
+    func fail(_ error: any Error) -> ExitCode {
+        if let exit = error as? ExitCode { return exit }
+        let (code, kind): (ExitCode, String) = {
+            switch error {
+            case let error as CastSessionError:
+                switch error.code {
+                case .connectFailed, .sessionNotFound, .notConnected, .connectionLost, .resumeFailed: return (CastExit.noDevice, "no-device")
+                case .timedOut: return (CastExit.timedOut, "timeout")
+                case .invalidNamespace: return (CastExit.usage, "usage")
+                default: return (CastExit.failed, "receiver")
+                }
+            case let error as CastMediaError:
+                switch error.code {
+                case .timedOut: return (CastExit.timedOut, "timeout")
+                case .notConnected, .connectionLost: return (CastExit.noDevice, "no-device")
+                case .notSupported, .noMediaSession: return (CastExit.failed, "unsupported")
+                default: return (CastExit.failed, "receiver")
+                }
+            case let error as CastTransportError:
+                return error.code == .requestTimedOut ? (CastExit.timedOut, "timeout") : (CastExit.noDevice, "no-device")
+            case is CastLoggingError, is ValidationError:
+                return (CastExit.usage, "usage")
+            case let error as CLIError:
+                return (error.exit, error.kind)
+            default:
+                return (CastExit.failed, "error")
+            }
+        }()
+        if global.json {
+            say(JSONValue.object(["error": ["kind": .string(kind), "message": .string("\(error)"), "exitCode": .number(Double(code.rawValue))]]).jsonString)
+        } else {
+            warn("error: \(error)")
+        }
+        return code
+    }
+
+    // MARK: Devices
+
+    /// Finds devices (static and mDNS) for up to --timeout seconds, returning early once `until` is satisfied.
+    func discoverDevices(until: @escaping @Sendable ([CastDevice]) -> Bool = { _ in false }) async -> (devices: [CastDevice], problem: String?) {
+        if let host = global.host { return ([.staticDevice(host: host, port: global.port)], nil) }
+        var configuration = DiscoveryManager.Configuration()
+        configuration.staticDevices = options.staticDevices
+        let manager = DiscoveryManager(configuration: configuration, logger: logger)
+        let events = manager.events()
+        var problem: String?
+        do {
+            try manager.start()
+        } catch {
+            problem = "\(error)"
+        }
+        let deadline = ContinuousClock.now + .milliseconds(Int64(global.timeout * 1000))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in events where until(manager.devices) { return }
+            }
+            group.addTask { try? await Task.sleep(until: deadline) }
+            await group.next()
+            group.cancelAll()
+        }
+        let devices = manager.devices
+        await manager.stop()
+        return (devices, problem)
+    }
+
+    /// The device to cast to: --host, --device NAME|ID, the only device found, or one the user picks.
+    func resolveDevice() async throws -> CastDevice {
+        if let host = global.host {
+            var device = CastDevice.staticDevice(host: host, port: global.port, name: global.device)
+            if let name = global.device { device.friendlyName = name }
+            return device
+        }
+        let wanted = global.device?.lowercased()
+        let (devices, problem) = await discoverDevices { devices in
+            guard let wanted else { return false }
+            return devices.contains { $0.id.lowercased() == wanted || $0.friendlyName.lowercased() == wanted }
+        }
+        if let wanted {
+            if let match = devices.first(where: { $0.id.lowercased() == wanted || $0.friendlyName.lowercased() == wanted }) {
+                return match
+            }
+            throw CLIError(.noDevice, "no device named '\(global.device!)'" + listing(devices))
+        }
+        switch devices.count {
+        case 0:
+            throw CLIError(.noDevice, NoDevicesScreen.text(problem: problem))
+        case 1:
+            return devices[0]
+        default:
+            if isTTY, !global.json, let chosen = await DevicePicker(style: style).choose(from: devices) { return chosen }
+            throw CLIError(.usage, "several devices found; choose one with --device" + listing(devices))
+        }
+    }
+
+    private func listing(_ devices: [CastDevice]) -> String {
+        devices.isEmpty ? "" : ":\n" + devices.map { "  \($0.friendlyName)  (\($0.id), \($0.host):\($0.port))" }.joined(separator: "\n")
+    }
+
+    // MARK: Sessions
+
+    /// Runs `body` with the session an earlier command started, then leaves it running.
+    func withResumedSession<Result: Sendable>(_ body: (CastSession) async throws -> Result) async throws -> Result {
+        let context = makeContext()
+        let session: CastSession
+        do {
+            session = try await context.sessionManager.resumeSavedSession(candidates: options.staticDevices)
+        } catch let error as CastSessionError where error.code == .sessionNotFound {
+            throw CLIError(.noDevice, "no running session to control; start one with 'cast play URL' (\(error.message))")
+        }
+        do {
+            let result = try await body(session)
+            await context.sessionManager.endSession(stopCasting: false)
+            return result
+        } catch {
+            await context.sessionManager.endSession(stopCasting: false)
+            throw error
+        }
+    }
+
+    /// The session's media client, or a clear error when the app has none.
+    func mediaClient(_ session: CastSession) throws -> RemoteMediaClient {
+        guard let client = session.remoteMediaClient else {
+            throw CLIError(.failed, "the running app (\(session.application.name ?? session.application.applicationID)) does not play media")
+        }
+        return client
+    }
+
+    /// Prints the session's status.
+    func printStatus(_ session: CastSession) {
+        let snapshot = StatusSnapshot(session: session)
+        emit(json: snapshot.json, text: snapshot.lines(style: style).joined(separator: "\n"))
+    }
+}
+
+/// A command-line failure with its exit code.
+struct CLIError: Error, CustomStringConvertible {
+    enum Kind { case failed, usage, noDevice, timedOut }
+    let exit: ExitCode
+    let kind: String
+    let message: String
+
+    init(_ kind: Kind, _ message: String) {
+        switch kind {
+        case .failed: (exit, self.kind) = (CastExit.failed, "receiver")
+        case .usage: (exit, self.kind) = (CastExit.usage, "usage")
+        case .noDevice: (exit, self.kind) = (CastExit.noDevice, "no-device")
+        case .timedOut: (exit, self.kind) = (CastExit.timedOut, "timeout")
+        }
+        self.message = message
+    }
+
+    var description: String { message }
+}
+
+/// The "no devices found" screen: the reasons and fixes.
+enum NoDevicesScreen {
+    static func text(problem: String?) -> String {
+        var text = "no Cast devices found.\n"
+        if let problem { text += "  Discovery problem: \(problem)\n" }
+        text += """
+              Things to check:
+                • avahi-daemon is running (systemctl status avahi-daemon; sudo systemctl start avahi-daemon)
+                • the firewall allows mDNS (UDP port 5353)
+                • this machine and the device are on the same subnet/VLAN (mDNS does not cross routers)
+                • the device is awake and on the network
+              Or skip discovery: cast play --host 192.168.1.20 URL   (add --port for speaker groups)
+            """
+        return text
+    }
+}
+
+/// Logging is bootstrapped once per process.
+enum LoggingBootstrap {
+    nonisolated(unsafe) private static var done = false
+    static func once(_ filter: LogFilter) {
+        guard !done else { return }
+        done = true
+        CastLoggingSystem.bootstrap(filter: filter)
+    }
+}
+
+extension ControllerStyle {
+    /// The built-in colored style for terminals that allow colors (until an XML style replaces it).
+    static let colorful: ControllerStyle = {
+        var style = ControllerStyle.plain
+        style.heading = "\u{1B}[1m"
+        style.caption = "\u{1B}[2m"
+        style.button = "\u{1B}[36m"
+        style.progressFilled = "\u{1B}[46m"
+        style.progressUnfilled = "\u{1B}[100m"
+        style.progressAd = "\u{1B}[43m"
+        style.reset = "\u{1B}[0m"
+        return style
+    }()
+}
