@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `cast`: find Cast devices, start and control sessions, from the command line.
 @main
@@ -27,4 +28,32 @@ struct CastCommand: AsyncParsableCommand {
             RemoteCommand.self, DemoCommand.self,
         ]
     )
+
+    /// Runs the command, mapping ArgumentParser's usage errors (EX_USAGE, 64) to the documented exit code 2.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code.rawValue == 64 {
+                let message = fullMessage(for: error)
+                FileHandleOutput.standardError(message)
+                Foundation.exit(CastExit.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// Writes to standard error without buffering.
+enum FileHandleOutput {
+    static func standardError(_ text: String) {
+        let bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    }
 }
