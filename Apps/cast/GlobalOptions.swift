@@ -14,7 +14,8 @@ import Glibc
 /// Options every command accepts.
 struct GlobalOptions: ParsableArguments {
     @Option(help: "The device to use, by friendly name or id.") var device: String?
-    @Option(help: "Connect to this host instead of discovering devices.") var host: String?
+    @Option(help: "Use this device address (HOST or HOST:PORT, repeatable) instead of discovering devices.")
+    var host: [String] = []
     @Option(help: "The Cast port with --host.") var port: Int = 8009
     @Option(help: "An XML option profile.") var profile: String?
     @Option(help: "An XML style for the terminal controllers.") var style: String?
@@ -23,6 +24,24 @@ struct GlobalOptions: ParsableArguments {
     var logLevel: String?
     @Option(help: "Log filter: CATEGORY-GLOB=LEVEL or /REGEX/[i], comma separated.") var logFilter: String?
     @Option(help: "Seconds to wait for devices and replies.") var timeout: Double = 10
+
+    /// The --host entries as static devices.
+    var staticDevices: [CastDevice] {
+        host.map { entry in
+            var name = entry
+            var port = self.port
+            if entry.hasPrefix("["), let close = entry.firstIndex(of: "]") {
+                name = String(entry[entry.index(after: entry.startIndex)..<close])
+                if let value = Int(entry[entry.index(after: close)...].dropFirst()) { port = value }
+            } else if entry.filter({ $0 == ":" }).count == 1, let colon = entry.firstIndex(of: ":"),
+                let value = Int(entry[entry.index(after: colon)...])
+            {
+                name = String(entry[..<colon])
+                port = value
+            }
+            return CastDevice.staticDevice(host: name, port: port, name: entry)
+        }
+    }
 
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
@@ -54,7 +73,7 @@ struct CLIRuntime: Sendable {
         var options = CastOptions()
         options.requestTimeout = .milliseconds(Int64(global.timeout * 1000))
         options.connectTimeout = .milliseconds(Int64(global.timeout * 1000))
-        if let host = global.host { options.staticDevices = [.staticDevice(host: host, port: global.port)] }
+        options.staticDevices = global.staticDevices
         configure(&options)
         self.options = options
         isTTY = Terminal.isTTY(STDOUT_FILENO) && Terminal.isTTY(STDIN_FILENO)
@@ -124,7 +143,7 @@ struct CLIRuntime: Sendable {
 
     /// Finds devices (static and mDNS) for up to --timeout seconds, returning early once `until` is satisfied.
     func discoverDevices(until: @escaping @Sendable ([CastDevice]) -> Bool = { _ in false }) async -> (devices: [CastDevice], problem: String?) {
-        if let host = global.host { return ([.staticDevice(host: host, port: global.port)], nil) }
+        if !global.host.isEmpty { return (global.staticDevices, nil) }
         var configuration = DiscoveryManager.Configuration()
         configuration.staticDevices = options.staticDevices
         let manager = DiscoveryManager(configuration: configuration, logger: logger)
@@ -151,8 +170,8 @@ struct CLIRuntime: Sendable {
 
     /// The device to cast to: --host, --device NAME|ID, the only device found, or one the user picks.
     func resolveDevice() async throws -> CastDevice {
-        if let host = global.host {
-            var device = CastDevice.staticDevice(host: host, port: global.port, name: global.device)
+        if global.host.count == 1 {
+            var device = global.staticDevices[0]
             if let name = global.device { device.friendlyName = name }
             return device
         }

@@ -326,10 +326,15 @@ public final class PlayerController: Sendable {
                 lines.append("  \(marker) \(item?.media.metadata?.displayTitle ?? item?.media.contentID ?? "item \(id)")")
             }
         }
-        while lines.count < rows - 2 { lines.append("") }
-        lines.append(style.paint(view.withLock { $0.message } ?? "", style.caption))
-        lines.append(style.paint("space ⏯  ←/→ ±10s  </> ±30s  n/p next/prev  a skip ad  c subtitles  [/] rate  +/- volume  m mute  u queue  s stop  q leave", style.caption))
-        return lines.map { String($0.prefix(max(width, 200))) }
+        // Fill to the bottom but never past it: one line too many would scroll the header away.
+        lines = Array(lines.prefix(max(1, rows - 3)))
+        while lines.count < rows - 3 { lines.append("") }
+        let help = width >= 130
+            ? "space ⏯  ←/→ ±10s  </> ±30s  n/p next/prev  a skip ad  c subtitles  [/] rate  +/- volume  m mute  u queue  s stop  q leave"
+            : "space ⏯  ←/→ seek  n/p next/prev  a ad  c subs  [/] rate  +/- vol  m mute  u queue  s stop  q leave"
+        lines.append(style.paint(String((view.withLock { $0.message } ?? "").prefix(width - 1)), style.caption))
+        lines.append(style.paint(String(help.prefix(width - 1)), style.caption))
+        return lines
     }
 }
 

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the built `cast` binary against `cast-receiver` on 127.0.0.1.
+
+Separate processes share a session through the saved state (as a person using the CLI would), JSON output
+and exit codes are checked, and the terminal UIs are driven for real in tmux (send-keys / capture-pane).
+Prints one line per check and `N passed, M failed` last; exits non-zero on failure.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CAST = os.path.join(ROOT, ".build", "debug", "cast")
+RECEIVER = os.path.join(ROOT, ".build", "debug", "cast-receiver")
+STATE = tempfile.mkdtemp(prefix="cast-e2e-")
+ENV = dict(os.environ, XDG_STATE_HOME=STATE, XDG_CACHE_HOME=STATE)
+URL_A = "https://media.example.com/alpha.mp4"
+URL_B = "https://media.example.com/beta.mp4"
+results = []
+receivers = []
+
+
+def check(name, condition, detail=""):
+    results.append(bool(condition))
+    print(f"{'PASS' if condition else 'FAIL'} {name}{(': ' + str(detail)) if detail and not condition else ''}", flush=True)
+
+
+def start_receiver(*args):
+    process = subprocess.Popen([RECEIVER, "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=ENV)
+    receivers.append(process)
+    port = None
+    for line in process.stdout:
+        if " on 127.0.0.1:" in line and port is None:
+            port = int(line.rsplit(":", 1)[1])
+        if "ready" in line:
+            break
+    return port
+
+
+def cast(*args, timeout=60):
+    completed = subprocess.run([CAST, *args], capture_output=True, text=True, env=ENV, timeout=timeout)
+    payload = None
+    if "--json" in args:
+        lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+        if lines:
+            try:
+                payload = json.loads(lines[-1])
+            except json.JSONDecodeError:
+                payload = None
+    return completed.returncode, payload, completed.stdout + completed.stderr
+
+
+def media(payload):
+    return (payload or {}).get("media") or {}
+
+
+def wait_until(predicate, seconds=15):
+    """Polls an external process's state with a deadline (UI tests observe real programs in real time)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()
+
+
+def commands(port):
+    host = f"127.0.0.1:{port}"
+    code, out, text = cast("play", "--host", host, URL_A, "--title", "Alpha", "--detach", "--json")
+    check("play exits 0", code == 0, text)
+    check("play --json reports PLAYING", media(out).get("playerState") == "PLAYING", out)
+    check("play --json carries the title", media(out).get("title") == "Alpha", out)
+    code, out, _ = cast("status", "--json")
+    check("status in a second process sees the session", code == 0 and media(out).get("title") == "Alpha", out)
+    code, out, _ = cast("pause", "--json")
+    check("pause from another process", code == 0 and media(out).get("playerState") == "PAUSED", out)
+    code, out, _ = cast("resume", "--json")
+    check("resume", code == 0 and media(out).get("playerState") == "PLAYING", out)
+    code, out, _ = cast("seek", "120", "--json")
+    check("seek", code == 0 and abs(media(out).get("position", 0) - 120) < 2, out)
+    code, out, _ = cast("seek", "+30", "--json")
+    check("relative seek", code == 0 and abs(media(out).get("position", 0) - 150) < 3, out)
+    code, out, _ = cast("queue", "add", URL_B, "--json")
+    check("queue add", code == 0 and (media(out).get("queue") or {}).get("count") == 2, out)
+    code, out, _ = cast("next", "--json")
+    check("next", code == 0 and media(out).get("contentId") == URL_B, out)
+    code, out, _ = cast("volume", "35%", "--json")
+    check("device volume", code == 0 and abs((out or {}).get("device", {}).get("volume", 0) - 0.35) < 0.01, out)
+    code, out, _ = cast("rate", "1.5", "--json")
+    check("playback rate", code == 0 and media(out).get("playbackRate") == 1.5, out)
+    code, out, _ = cast("stop", "--json")
+    check("stop", code == 0 and media(out).get("playerState") in ("IDLE", None), out)
+    code, _, _ = cast("app", "stop")
+    check("app stop", code == 0)
+    code, out, _ = cast("pause", "--json")
+    check("control without a session exits 3", code == 3 and (out or {}).get("error", {}).get("kind") == "no-device", out)
+
+
+def errors(port):
+    host = f"127.0.0.1:{port}"
+    code, _, _ = cast("seek", "not-a-time")
+    check("usage error exits 2", code == 2)
+    code, _, _ = cast("frobnicate")
+    check("unknown command exits 2", code == 2)
+    code, out, _ = cast("play", "--host", host, URL_A + "?fail=1", "--detach", "--json")
+    check("failed load exits 1 with the receiver's reason", code == 1 and "104" in json.dumps(out), out)
+    code, _, _ = cast("app", "stop")
+    code, _, _ = cast("play", "--host", "127.0.0.1:1", URL_A, "--detach", "--timeout", "3")
+    check("unreachable device exits 3", code == 3)
+    slow = start_receiver("--reply-delay", "5")
+    code, _, text = cast("play", "--host", f"127.0.0.1:{slow}", URL_A, "--detach", "--timeout", "1")
+    check("timeout exits 4", code == 4, text)
+    cast("app", "stop")
+
+
+def demo():
+    code, _, text = cast("demo", timeout=120)
+    check("cast demo runs to completion", code == 0 and "Demo complete" in text, text[-400:])
+
+
+def tmux(*args):
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, env=ENV)
+
+
+def screen(name):
+    return tmux("capture-pane", "-p", "-t", name).stdout
+
+
+def terminal_uis(port):
+    if shutil.which("tmux") is None:
+        check("tmux available for terminal UI tests", False, "install tmux")
+        return
+    host = f"127.0.0.1:{port}"
+    code, _, _ = cast("play", "--host", host, URL_A, URL_B, "--title", "Remote Test", "--detach")
+    check("play a queue for the remote", code == 0)
+    name = "cast-e2e-remote"
+    tmux("kill-session", "-t", name)
+    shell = f"{CAST} remote; echo CAST-EXITED-$?; stty -a | tr ' ' '\\n' | grep -x -e icanon -e -icanon; sleep 60"
+    tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", shell)
+    check("remote shows the title", wait_until(lambda: "Remote Test" in screen(name)), screen(name))
+    first = screen(name)
+    check("remote shows the device and connection", "connected" in first, first)
+    check("remote position advances", wait_until(lambda: screen(name) != first and "0:0" in screen(name), 10), screen(name))
+
+    def state():
+        _, out, _ = cast("status", "--json")
+        return media(out)
+
+    tmux("send-keys", "-t", name, " ")
+    check("space pauses", wait_until(lambda: state().get("playerState") == "PAUSED"), state())
+    tmux("send-keys", "-t", name, "Right")
+    check("right arrow seeks forward", wait_until(lambda: state().get("position", 0) >= 10), state())
+    tmux("send-keys", "-t", name, "n")
+    check("n plays the next item", wait_until(lambda: state().get("contentId") == URL_B), state())
+    tmux("send-keys", "-t", name, "q")
+    check("q leaves the remote", wait_until(lambda: "CAST-EXITED-0" in screen(name)), screen(name))
+    check("terminal restored (canonical mode back on)", wait_until(lambda: "\nicanon" in "\n" + screen(name)), screen(name))
+    check("session keeps running after q", state().get("contentId") == URL_B, state())
+    tmux("kill-session", "-t", name)
+    cast("app", "stop")
+
+    second = start_receiver("--name", "Second TV")
+    picker = "cast-e2e-picker"
+    tmux("kill-session", "-t", picker)
+    tmux("new-session", "-d", "-s", picker, "-x", "120", "-y", "20",
+         f"{CAST} play --host 127.0.0.1:{port} --host 127.0.0.1:{second} {URL_A} --detach; echo PICKER-EXITED-$?; sleep 60")
+    check("device picker shows both devices", wait_until(lambda: "Cast to:" in screen(picker) and str(second) in screen(picker)), screen(picker))
+    tmux("send-keys", "-t", picker, "Down")
+    tmux("send-keys", "-t", picker, "Enter")
+    check("picker exits after the choice", wait_until(lambda: "PICKER-EXITED-0" in screen(picker)), screen(picker))
+    _, out, _ = cast("status", "--json")
+    check("the arrow-key choice was used", (out or {}).get("device", {}).get("port") == second, out)
+    tmux("kill-session", "-t", picker)
+    cast("app", "stop")
+
+
+def main():
+    for binary in (CAST, RECEIVER):
+        if not os.path.exists(binary):
+            print(f"missing {binary}: run swift build first", file=sys.stderr)
+            return 2
+    try:
+        port = start_receiver("--default-duration", "600")
+        commands(port)
+        errors(port)
+        demo()
+        terminal_uis(port)
+    finally:
+        for process in receivers:
+            process.terminate()
+        shutil.rmtree(STATE, ignore_errors=True)
+    passed = sum(results)
+    failed = len(results) - passed
+    print(f"{passed} passed, {failed} failed", flush=True)
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
