@@ -1,34 +1,48 @@
 #!/usr/bin/env bash
-# The whole test suite: Swift unit and integration tests, then third-party interop.
+# The whole test suite: Swift unit and integration tests, third-party interop, CLI end to end.
 # Installs what it needs when run as root; otherwise prints the apt-get line and stops.
+# Ends with `total: N passed, M failed` summed over every suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 Tools/setup.sh test || exit 1
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-failed=0
+total_passed=0
+total_failed=0
+status=0
+
+# Adds a finished suite's counts: Swift's "Test run with N tests … passed/failed" or a plain "N passed, M failed".
+count() {
+    local passed failed
+    passed=$(grep -Eo "Test run with [0-9]+ tests? in [0-9]+ suites? passed" "$log" | grep -Eo "[0-9]+" | head -1)
+    failed=$(grep -Eo "Test run with [0-9]+ tests? in [0-9]+ suites? failed" "$log" | grep -Eo "[0-9]+" | head -1)
+    if [ -z "$passed$failed" ]; then
+        passed=$(grep -Eo "^[0-9]+ passed, [0-9]+ failed" "$log" | tail -1 | grep -Eo "^[0-9]+")
+        failed=$(grep -Eo "^[0-9]+ passed, [0-9]+ failed" "$log" | tail -1 | grep -Eo "[0-9]+ failed" | grep -Eo "[0-9]+")
+    fi
+    total_passed=$((total_passed + ${passed:-0}))
+    total_failed=$((total_failed + ${failed:-0}))
+}
 
 echo "== swift build"
-swift build --build-tests 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\]" || true
-[ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; exit 1; }
+swift build --build-tests 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\]"
+[ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; echo "total: 0 passed, 1 failed"; exit 1; }
 
 echo "== swift test"
-swift test --skip-build 2>&1 | tee "$log" | grep -Ev "^(◇|↳|Test Suite|\s*Executed)" | grep -v "passed after" || true
-swift_status=${PIPESTATUS[0]}
-swift_passed=$(grep -Eo "Test run with [0-9]+ tests? in [0-9]+ suites? passed" "$log" | grep -Eo "[0-9]+" | head -1)
-swift_failed=$(grep -Eo "Test run with [0-9]+ tests? in [0-9]+ suites? failed" "$log" | grep -Eo "[0-9]+" | head -1)
-grep -E "Test run with" "$log" | tail -1
-[ "$swift_status" = 0 ] || failed=1
+swift test --skip-build 2>&1 | tee "$log" | grep -E "✘|error:|recorded an issue|Test run with" || true
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+count
 
 echo "== interop: pychromecast 14.0.10 against cast-receiver"
-Tools/interop/run.sh | tee "$log"
-[ "${PIPESTATUS[0]}" = 0 ] || failed=1
-interop=$(tail -1 "$log")
-interop_passed=$(echo "$interop" | grep -Eo "^[0-9]+ passed" | grep -Eo "[0-9]+" || echo 0)
-interop_failed=$(echo "$interop" | grep -Eo "[0-9]+ failed" | grep -Eo "[0-9]+" || echo 1)
+Tools/interop/run.sh > "$log" 2>&1 || status=1
+grep -E "^FAIL|passed, " "$log"
+count
 
-passed=$(( ${swift_passed:-0} + ${interop_passed:-0} ))
-failures=$(( ${swift_failed:-0} + ${interop_failed:-0} ))
-[ "$failed" = 0 ] || [ "$failures" -gt 0 ] || failures=1
-echo "total: $passed passed, $failures failed"
-exit $failed
+echo "== cli: the cast binary against cast-receiver (JSON, exit codes, tmux-driven terminal UIs)"
+timeout 900 python3 Tools/cli-e2e/run.py > "$log" 2>&1 || status=1
+grep -E "^FAIL|passed, " "$log"
+count
+
+[ "$status" = 0 ] || [ "$total_failed" -gt 0 ] || total_failed=1
+echo "total: $total_passed passed, $total_failed failed"
+exit $status
