@@ -191,6 +191,15 @@ let package = Package(
             path: "Tests/CastSessionTests"
         ),
         .testTarget(
+            name: "CastCLITests",
+            dependencies: [
+                "cast",
+                "CastControllers",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/CastCLITests"
+        ),
+        .testTarget(
             name: "CastMediaTests",
             dependencies: [
                 "CastMedia",
