@@ -150,8 +150,12 @@ public final class CastSession: Sendable {
                 await finish(error: CastSessionError(.appStopped, "the receiver app closed the connection (it stopped)"))
             }
         case .disconnected(let code):
-            guard let code else { return }
-            await suspend(reason: code == .heartbeatTimeout ? .heartbeatTimeout : .networkLost)
+            // Events queue up while a reconnection runs; one about an earlier transport is stale once the
+            // connection is back up.
+            guard let code, !connection.isConnected else { return }
+            let reason: SuspendReason = code == .heartbeatTimeout ? .heartbeatTimeout : .networkLost
+            // Suspend in its own task so this loop keeps draining events during the reconnection.
+            Task { await self.suspend(reason: reason) }
         }
     }
 

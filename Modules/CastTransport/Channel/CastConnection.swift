@@ -133,8 +133,10 @@ public final class CastConnection: Sendable {
         guard !isServerSide else {
             throw CastTransportError(.notConnected, "a server-side connection cannot reconnect")
         }
-        let old = state.withLock { state -> (any Channel)? in
-            state.isClosed = false
+        let old = try state.withLock { state -> (any Channel)? in
+            guard !state.isClosed else {
+                throw CastTransportError(.connectionClosed, "the connection was closed for good; connect again")
+            }
             defer { state.channel = nil }
             return state.channel
         }
@@ -365,7 +367,14 @@ public final class CastConnection: Sendable {
             timeout: TimeAmount(timeout ?? configuration.requestTimeout),
             promise: promise
         )
-        channel.writeAndFlush(command, promise: nil)
+        // A write that never reaches the router (the channel closed in between) must still end the request.
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { error in
+            promise.fail(
+                error as? CastTransportError ?? CastTransportError(.connectionClosed, "the request could not be sent", cause: error)
+            )
+        }
+        channel.writeAndFlush(command, promise: written)
         return try await withTaskCancellationHandler {
             try await promise.futureResult.get()
         } onCancel: {

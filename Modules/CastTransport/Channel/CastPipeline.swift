@@ -28,6 +28,7 @@ struct CastPipeline {
                 configuration: heartbeat,
                 localID: localID,
                 peerID: peerID,
+                startsAfterHandshake: true,
                 logger: logger.withCategory(CastLogCategory.transportHeartbeat)
             )
         )

@@ -49,8 +49,20 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     /// Number of PINGs answered, for tests and diagnostics.
     private(set) var pongsSent = 0
 
-    init(configuration: HeartbeatConfiguration, localID: String, peerID: String, logger: Logger) {
+    /// Whether timers wait for the TLS handshake, so a slow handshake is judged by its own timeout and never
+    /// cut short by the heartbeat.
+    private let startsAfterHandshake: Bool
+    private var handshakeDone = false
+
+    init(
+        configuration: HeartbeatConfiguration,
+        localID: String,
+        peerID: String,
+        startsAfterHandshake: Bool = false,
+        logger: Logger
+    ) {
         self.configuration = configuration
+        self.startsAfterHandshake = startsAfterHandshake
         self.localID = localID
         self.peerID = peerID
         self.logger = logger
@@ -76,8 +88,16 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         timer = nil
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is TLSHandshakeCompleted {
+            handshakeDone = true
+            if context.channel.isActive { start(context: context) }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     private func start(context: ChannelHandlerContext) {
-        guard lastInbound == nil else { return }
+        guard lastInbound == nil, !startsAfterHandshake || handshakeDone else { return }
         lastInbound = context.eventLoop.now
         schedule(context: context)
     }

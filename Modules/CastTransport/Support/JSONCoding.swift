@@ -192,7 +192,10 @@ private struct JSONParser {
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
             return index - from
         }
-        guard digits() > 0 else { throw error("expected digits") }
+        let integerStart = index
+        let integerDigits = digits()
+        guard integerDigits > 0 else { throw error("expected digits") }
+        guard integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else { throw error("leading zeros") }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
             guard digits() > 0 else { throw error("expected digits after '.'") }
@@ -266,10 +269,13 @@ private struct JSONParser {
                 if (0xD800..<0xDC00).contains(code), bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"),
                     bytes[index + 1] == UInt8(ascii: "u")
                 {
+                    let escapeStart = index
                     index += 2
                     let low = try parseHex4()
                     if (0xDC00..<0xE000).contains(low) {
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else {
+                        index = escapeStart  // not a low half: that escape stands on its own
                     }
                 }
                 // Lone surrogates cannot be represented in a Swift String; substitute U+FFFD, as browsers do.

@@ -23,8 +23,9 @@ public final class TLSContext: @unchecked Sendable {
         guard COpenSSL_SSL_CTX_set_min_proto_version(handle, TLS1_2_VERSION) == 1 else {
             throw OpenSSLErrorQueue.error(.tlsFailure, "cannot require TLS 1.2")
         }
-        // Memory BIOs never return short writes; moving buffers are safe because we copy in and out.
-        _ = COpenSSL_SSL_CTX_set_mode(handle, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
+        // No partial writes: SSL_write seals the whole buffer (several records for frames over 16 KiB) into the
+        // memory BIO, which never fills up.
+        _ = COpenSSL_SSL_CTX_set_mode(handle, Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
         SSL_CTX_set_verify(handle, SSL_VERIFY_NONE, nil)
     }
 

@@ -223,14 +223,16 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise?.fail(CastTransportError(.connectionClosed, "the TLS connection is closed"))
             return
         }
-        if buffer.readableBytes > 0 {
-            let written = buffer.withUnsafeReadableBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
-            guard written == buffer.readableBytes else {
+        var remaining = buffer
+        while remaining.readableBytes > 0 {
+            let written = remaining.withUnsafeReadableBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
+            guard written > 0 else {
                 let error = OpenSSLErrorQueue.error(.tlsFailure, "TLS write failed")
                 promise?.fail(error)
                 fail(context: context, error)
                 return
             }
+            remaining.moveReaderIndex(forwardBy: Int(written))
         }
         flushCiphertext(context: context, promise: promise)
     }
@@ -246,7 +248,11 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             flushCiphertext(context: context, promise: nil)
             context.flush()
         }
-        if state != .closed { state = .closed }
+        if state == .idle || state == .handshaking {
+            handshakeTimer?.cancel()
+            handshakePromise?.fail(CastTransportError(.tlsHandshakeFailed, "the connection was closed during the TLS handshake"))
+        }
+        state = .closed
         failPendingWrites(CastTransportError(.connectionClosed, "the connection was closed"))
         context.close(mode: mode, promise: promise)
     }

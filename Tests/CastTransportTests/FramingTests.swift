@@ -1,0 +1,482 @@
+@testable import CastTransport
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOTestUtils
+import Testing
+
+/// Frame encoding and decoding (cast-protocol.md §1.2–1.3): the length prefix, the 64 KiB limit, and every way a
+/// frame can be malformed, each with its own error code.
+@Suite("Framing: CastMessage frames, limits and malformed input")
+struct FramingTests {
+    static let testNamespace = "urn:x-cast:com.example.test"
+
+    // MARK: - Round trips
+
+    @Test func stringPayloadRoundTrips() throws {
+        let message = CastMessage(
+            sourceID: "sender-0",
+            destinationID: "receiver-0",
+            namespace: CastNamespace.receiver,
+            payload: .string(#"{"requestId":1,"type":"GET_STATUS"}"#)
+        )
+        let frame = try message.encodedFrame()
+        #expect(Array(frame.prefix(4)) == [0, 0, 0, UInt8(frame.count - 4)])
+        #expect(try CastMessage(frame: frame) == message)
+    }
+
+    @Test func binaryPayloadRoundTrips() throws {
+        let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let message = CastMessage(
+            sourceID: "sender-0",
+            destinationID: "receiver-0",
+            namespace: CastNamespace.deviceAuth,
+            payload: .binary(bytes)
+        )
+        let decoded = try CastMessage(frame: try message.encodedFrame())
+        #expect(decoded == message)
+        #expect(decoded.payload == .binary(bytes))
+    }
+
+    @Test func unicodeAndEmptyStringPayloadsRoundTrip() throws {
+        for text in ["", "héllo wörld 🎶", String(repeating: "x", count: 5000)] {
+            let message = CastMessage(sourceID: "a", destinationID: "*", namespace: Self.testNamespace, payload: .string(text))
+            #expect(try CastMessage(frame: try message.encodedFrame()) == message)
+        }
+    }
+
+    /// The worked example from cast-protocol.md §1.2, byte for byte.
+    @Test func heartbeatPingMatchesTheWorkedExample() throws {
+        let ping = CastMessage(
+            sourceID: "sender-0",
+            destinationID: "receiver-0",
+            namespace: CastNamespace.heartbeat,
+            json: ["type": "PING"]
+        )
+        var expected: [UInt8] = [0x00, 0x00, 0x00, 0x54]
+        expected += [0x08, 0x00]
+        expected += [0x12, 0x08] + Array("sender-0".utf8)
+        expected += [0x1A, 0x0A] + Array("receiver-0".utf8)
+        expected += [0x22, 0x27] + Array("urn:x-cast:com.google.cast.tp.heartbeat".utf8)
+        expected += [0x28, 0x00]
+        expected += [0x32, 0x0F] + Array(#"{"type":"PING"}"#.utf8)
+        #expect(expected.count == 4 + 84)
+
+        let frame = try ping.encodedFrame()
+        #expect(frame == expected, "got \(TransportTestKit.hex(frame))")
+        #expect(try CastMessage(frame: expected) == ping)
+    }
+
+    // MARK: - Decoder under NIO's verifier (drip-fed, coalesced, split)
+
+    @Test func decoderPassesTheByteToMessageVerifier() throws {
+        let messages = [
+            CastMessage(sourceID: "sender-0", destinationID: "receiver-0", namespace: CastNamespace.heartbeat, json: ["type": "PING"]),
+            CastMessage(sourceID: "receiver-0", destinationID: "*", namespace: CastNamespace.receiver, payload: .string(String(repeating: "é", count: 120))),
+            CastMessage(sourceID: "sender-0", destinationID: "receiver-0", namespace: CastNamespace.deviceAuth, payload: .binary(Array(0...200))),
+        ]
+        var pairs: [(ByteBuffer, [CastMessage])] = try messages.map { message in
+            (ByteBuffer(bytes: try message.encodedFrame()), [message])
+        }
+        // Two frames coalesced into one buffer produce two messages.
+        let coalesced = try messages[0].encodedFrame() + messages[2].encodedFrame()
+        pairs.append((ByteBuffer(bytes: coalesced), [messages[0], messages[2]]))
+
+        try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) { CastMessageDecoder() }
+    }
+
+    @Test func dripFedFrameDecodesOnlyOnItsLastByte() throws {
+        let message = CastMessage(sourceID: "a", destinationID: "b", namespace: Self.testNamespace, payload: .string("hi"))
+        let frame = try message.encodedFrame()
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(CastMessageDecoder()))
+        for byte in frame.dropLast() {
+            try channel.writeInbound(ByteBuffer(bytes: [byte]))
+            #expect(try channel.readInbound(as: CastMessage.self) == nil)
+        }
+        try channel.writeInbound(ByteBuffer(bytes: [frame.last!]))
+        #expect(try channel.readInbound(as: CastMessage.self) == message)
+        #expect(try channel.finish().isClean)
+    }
+
+    // MARK: - Malformed frames through the pipeline
+
+    private func decoderChannel() -> EmbeddedChannel {
+        EmbeddedChannel(handler: ByteToMessageHandler(CastMessageDecoder()))
+    }
+
+    /// A proto2 message that passes every check, for tests to break one field at a time.
+    private func validProto() -> ProtoCastMessage {
+        var proto = ProtoCastMessage()
+        proto.protocolVersion = .castv210
+        proto.sourceID = "sender-0"
+        proto.destinationID = "receiver-0"
+        proto.namespace = Self.testNamespace
+        proto.payloadType = .string
+        proto.payloadUtf8 = #"{"type":"HELLO"}"#
+        return proto
+    }
+
+    /// Serializes without the required-field check, so tests can build invalid messages.
+    private func body(_ proto: ProtoCastMessage) throws -> [UInt8] {
+        try proto.serializedBytes(partial: true)
+    }
+
+    /// Feeds one frame with `body` into a fresh decoder and expects the error `code`.
+    private func expectRejected(
+        _ code: CastTransportError.Code,
+        body: [UInt8],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let channel = decoderChannel()
+        expectTransportError(code, sourceLocation: sourceLocation) {
+            try channel.writeInbound(TransportTestKit.frame(body))
+        }
+        #expect((try? channel.readInbound(as: CastMessage.self)) ?? nil == nil, sourceLocation: sourceLocation)
+        _ = try? channel.finish(acceptAlreadyClosed: true)
+    }
+
+    private func decodeOne(_ body: [UInt8]) throws -> CastMessage? {
+        let channel = decoderChannel()
+        try channel.writeInbound(TransportTestKit.frame(body))
+        let message = try channel.readInbound(as: CastMessage.self)
+        _ = try channel.finish()
+        return message
+    }
+
+    @Test func validProtoIsAccepted() throws {
+        let message = try #require(try decodeOne(body(validProto())))
+        #expect(message.payload == .string(#"{"type":"HELLO"}"#))
+        #expect(message.namespace == Self.testNamespace)
+    }
+
+    @Test func zeroLengthFrameIsEmptyFrame() {
+        let channel = decoderChannel()
+        expectTransportError(.emptyFrame) { try channel.writeInbound(TransportTestKit.header(0)) }
+        _ = try? channel.finish(acceptAlreadyClosed: true)
+    }
+
+    /// Only the 4-byte header arrives, yet the error is immediate: the decoder does not wait for (or buffer)
+    /// the 65,537 bytes the header announces.
+    @Test(arguments: [UInt32(65_537), 1 << 20, UInt32.max])
+    func oversizedLengthIsRejectedFromTheHeaderAlone(length: UInt32) {
+        let channel = decoderChannel()
+        expectTransportError(.frameTooLarge) { try channel.writeInbound(TransportTestKit.header(length)) }
+        _ = try? channel.finish(acceptAlreadyClosed: true)
+    }
+
+    /// A binary message whose serialized body is exactly `bodyLength` bytes.
+    private func message(withBodyLength bodyLength: Int) throws -> CastMessage {
+        func make(_ count: Int) -> CastMessage {
+            CastMessage(
+                sourceID: "sender-0",
+                destinationID: "receiver-0",
+                namespace: CastNamespace.deviceAuth,
+                payload: .binary([UInt8](repeating: 0xA5, count: count))
+            )
+        }
+        // The payload length's varint is 3 bytes for anything from 16 KiB to 2 MiB, so the overhead is constant.
+        let probe = 30_000
+        let probeBody: [UInt8] = try make(probe).proto.serializedBytes()
+        let message = make(probe + bodyLength - probeBody.count)
+        let actual: [UInt8] = try message.proto.serializedBytes()
+        try #require(actual.count == bodyLength)
+        return message
+    }
+
+    @Test func bodyOfExactly65536BytesIsAccepted() throws {
+        let message = try message(withBodyLength: CastFrame.maximumBodyLength)
+        let frame = try message.encodedFrame()
+        #expect(frame.count == 4 + 65_536)
+        #expect(Array(frame.prefix(4)) == [0x00, 0x01, 0x00, 0x00])
+
+        let channel = decoderChannel()
+        // The header alone is not an error at the limit: the decoder waits for the body.
+        try channel.writeInbound(ByteBuffer(bytes: frame.prefix(4)))
+        #expect(try channel.readInbound(as: CastMessage.self) == nil)
+        try channel.writeInbound(ByteBuffer(bytes: frame.dropFirst(4)))
+        #expect(try channel.readInbound(as: CastMessage.self) == message)
+        #expect(try channel.finish().isClean)
+        #expect(try CastMessage(frame: frame) == message)
+    }
+
+    @Test func encoderRefusesBodiesOverTheLimit() throws {
+        let tooBig = try message(withBodyLength: CastFrame.maximumBodyLength + 1)
+        expectTransportError(.messageTooLarge) { try tooBig.encodedFrame() }
+
+        // The pipeline's encoder fails the write the same way instead of emitting a frame.
+        let channel = EmbeddedChannel(handler: MessageToByteHandler(CastMessageEncoder()))
+        expectTransportError(.messageTooLarge) { try channel.writeOutbound(tooBig) }
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+        _ = try? channel.finish(acceptAlreadyClosed: true)
+    }
+
+    @Test func connectionEndingMidFrameIsTruncatedFrame() throws {
+        let channel = decoderChannel()
+        var partial = TransportTestKit.header(100)
+        partial.writeBytes([UInt8](repeating: 0x42, count: 10))
+        try channel.writeInbound(partial)
+        #expect(try channel.readInbound(as: CastMessage.self) == nil)
+        // Closing runs decodeLast with 14 unread bytes.
+        expectTransportError(.truncatedFrame) { try channel.finish() }
+    }
+
+    @Test func connectionEndingInsideTheHeaderIsTruncatedFrame() throws {
+        let channel = decoderChannel()
+        try channel.writeInbound(ByteBuffer(bytes: [0x00, 0x00]))
+        expectTransportError(.truncatedFrame) { try channel.finish() }
+    }
+
+    @Test func cleanEndBetweenFramesIsNotAnError() throws {
+        let channel = decoderChannel()
+        let message = CastMessage(sourceID: "a", destinationID: "b", namespace: Self.testNamespace, payload: .string("x"))
+        try channel.writeInbound(ByteBuffer(bytes: try message.encodedFrame()))
+        #expect(try channel.readInbound(as: CastMessage.self) == message)
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test(arguments: [
+        [UInt8](repeating: 0xFF, count: 8),  // an unterminated varint tag
+        [0x0F, 0x00],  // field 1 with the invalid wire type 7
+        [0x12, 0x40, 0x41],  // a string field that claims 64 bytes but has 1
+        Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8),
+    ])
+    func garbageBodyIsMalformedMessage(garbage: [UInt8]) {
+        expectRejected(.malformedMessage, body: garbage)
+    }
+
+    @Test func onlyProtocolVersionIsMissingRequiredFields() {
+        // Field 1 (protocol_version) = 0 and nothing else.
+        expectRejected(.missingRequiredFields, body: [0x08, 0x00])
+    }
+
+    enum RequiredField: String, CaseIterable, Sendable {
+        case protocolVersion, sourceID, destinationID, namespace, payloadType
+    }
+
+    @Test(arguments: RequiredField.allCases)
+    func absentRequiredFieldIsMissingRequiredFields(field: RequiredField) throws {
+        var proto = validProto()
+        switch field {
+        case .protocolVersion: proto.clearProtocolVersion()
+        case .sourceID: proto.clearSourceID()
+        case .destinationID: proto.clearDestinationID()
+        case .namespace: proto.clearNamespace()
+        case .payloadType: proto.clearPayloadType()
+        }
+        expectRejected(.missingRequiredFields, body: try body(proto))
+    }
+
+    @Test(arguments: [RequiredField.sourceID, .destinationID, .namespace])
+    func emptyRequiredStringIsMissingRequiredFields(field: RequiredField) throws {
+        var proto = validProto()
+        switch field {
+        case .sourceID: proto.sourceID = ""
+        case .destinationID: proto.destinationID = ""
+        case .namespace: proto.namespace = ""
+        default: Issue.record("not a string field")
+        }
+        expectRejected(.missingRequiredFields, body: try body(proto))
+    }
+
+    @Test func binaryTypeWithOnlyTextPayloadIsPayloadMismatch() throws {
+        var proto = validProto()
+        proto.payloadType = .binary
+        expectRejected(.payloadMismatch, body: try body(proto))
+    }
+
+    @Test func stringTypeWithNoPayloadIsPayloadMismatch() throws {
+        var proto = validProto()
+        proto.clearPayloadUtf8()
+        expectRejected(.payloadMismatch, body: try body(proto))
+    }
+
+    @Test func stringTypeWithInvalidUTF8InBinaryFieldIsPayloadMismatch() throws {
+        var proto = validProto()
+        proto.clearPayloadUtf8()
+        proto.payloadBinary = Data([0xC3, 0x28, 0xFF])
+        expectRejected(.payloadMismatch, body: try body(proto))
+    }
+
+    /// openscreen notes that some receivers put STRING payloads in `payload_binary`; they are accepted as text.
+    @Test func stringPayloadDeliveredInBinaryFieldIsAccepted() throws {
+        var proto = validProto()
+        proto.clearPayloadUtf8()
+        proto.payloadBinary = Data(#"{"type":"PONG","note":"héllo"}"#.utf8)
+        let message = try #require(try decodeOne(body(proto)))
+        #expect(message.payload == .string(#"{"type":"PONG","note":"héllo"}"#))
+        #expect(try message.json()["type"] == "PONG")
+    }
+
+    @Test func emptyStringPayloadIsAccepted() throws {
+        var proto = validProto()
+        proto.payloadUtf8 = ""
+        #expect(try decodeOne(body(proto))?.payload == .string(""))
+    }
+
+    @Test func chunkedMessageIsUnsupportedProtocolVersion() throws {
+        var proto = validProto()
+        proto.protocolVersion = .castv211
+        proto.continued = true
+        proto.remainingLength = 1000
+        expectRejected(.unsupportedProtocolVersion, body: try body(proto))
+
+        var v10 = validProto()
+        v10.continued = true
+        expectRejected(.unsupportedProtocolVersion, body: try body(v10))
+    }
+
+    @Test func explicitContinuedFalseIsAccepted() throws {
+        var proto = validProto()
+        proto.continued = false
+        #expect(try decodeOne(body(proto)) != nil)
+    }
+
+    /// After the first fatal error the decoder does not resynchronise on later bytes.
+    @Test func decoderStaysFailedAfterAnError() throws {
+        let channel = decoderChannel()
+        expectTransportError(.emptyFrame) { try channel.writeInbound(TransportTestKit.header(0)) }
+        let valid = CastMessage(sourceID: "a", destinationID: "b", namespace: Self.testNamespace, payload: .string("x"))
+        #expect(throws: (any Error).self) { try channel.writeInbound(ByteBuffer(bytes: try valid.encodedFrame())) }
+        #expect(try channel.readInbound(as: CastMessage.self) == nil)
+        _ = try? channel.finish(acceptAlreadyClosed: true)
+    }
+
+    // MARK: - CastMessage(frame:)
+
+    @Test func frameInitializerChecksTheWholeBuffer() throws {
+        let frame = try CastMessage(sourceID: "a", destinationID: "b", namespace: Self.testNamespace, payload: .string("x"))
+            .encodedFrame()
+        expectTransportError(.truncatedFrame) { try CastMessage(frame: Array(frame.dropLast())) }
+        expectTransportError(.truncatedFrame) { try CastMessage(frame: [0, 0]) }
+        expectTransportError(.malformedMessage) { try CastMessage(frame: frame + [0x00]) }
+        expectTransportError(.emptyFrame) { try CastMessage(frame: [0, 0, 0, 0]) }
+        expectTransportError(.frameTooLarge) { try CastMessage(frame: [0, 1, 0, 1]) }
+    }
+
+    @Test func binaryPayloadIsNotJSON() {
+        let message = CastMessage(sourceID: "a", destinationID: "b", namespace: CastNamespace.deviceAuth, payload: .binary([1]))
+        expectTransportError(.invalidPayload) { try message.json() }
+        let text = CastMessage(sourceID: "a", destinationID: "b", namespace: Self.testNamespace, payload: .string("not json"))
+        expectTransportError(.invalidPayload) { try text.json() }
+    }
+}
+
+/// `JSONValue` parsing and printing: the payload format of every Google namespace.
+@Suite("JSON: JSONValue parsing and printing")
+struct JSONValueTests {
+    @Test func documentRoundTripsWithSortedKeys() throws {
+        let text = #"{"b":{"c":{},"d":[]},"a":[1,2.5,-300,true,false,null,"x"]}"#
+        let value = try JSONValue(parsing: text)
+        #expect(value["a"] == [1, 2.5, -300, true, false, .null, "x"])
+        #expect(value["b"]?["c"] == .object([:]))
+        let printed = value.jsonString
+        #expect(printed == #"{"a":[1,2.5,-300,true,false,null,"x"],"b":{"c":{},"d":[]}}"#)
+        #expect(try JSONValue(parsing: printed) == value)
+    }
+
+    @Test func whitespaceIsAllowedBetweenTokens() throws {
+        let value = try JSONValue(parsing: " \n\t{ \"a\" : [ 1 , 2 ] ,\r\n \"b\" : null } \n")
+        #expect(value == ["a": [1, 2], "b": .null])
+    }
+
+    @Test func explicitNullsAreKept() throws {
+        let value = try JSONValue(parsing: #"{"customData":null,"media":{"metadata":null}}"#)
+        #expect(value["customData"] == .null)
+        #expect(value["customData"]?.isNull == true)
+        #expect(value["missing"] == nil)
+        #expect(value["media"]?["metadata"] == .null)
+        #expect(value.jsonString == #"{"customData":null,"media":{"metadata":null}}"#)
+    }
+
+    @Test func integralNumbersPrintWithoutAFraction() throws {
+        #expect(JSONValue.object(["requestId": 3]).jsonString == #"{"requestId":3}"#)
+        #expect(try JSONValue(parsing: "3.0").jsonString == "3")
+        #expect(try JSONValue(parsing: "-7").jsonString == "-7")
+        #expect(try JSONValue(parsing: "1e3").jsonString == "1000")
+        #expect(JSONValue.number(1.5).jsonString == "1.5")
+        #expect(JSONValue.number(0.1).jsonString == "0.1")
+        #expect(JSONValue.number(Double.nan).jsonString == "null")
+        #expect(JSONValue.number(Double.infinity).jsonString == "null")
+        #expect(try JSONValue(parsing: "2147483647").intValue == 2_147_483_647)
+        #expect(try JSONValue(parsing: "2.5").intValue == nil)
+        // Very large numbers still print as valid JSON.
+        let huge = JSONValue.number(1e300)
+        #expect(try JSONValue(parsing: huge.jsonString) == huge)
+    }
+
+    @Test func nestingAtTheLimitIsAccepted() throws {
+        let depth = JSONValue.maximumDepth
+        let text = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        var value = try JSONValue(parsing: text)
+        for _ in 0..<(depth - 1) { value = try #require(value.arrayValue?.first) }
+        #expect(value == .array([]))
+    }
+
+    @Test(arguments: [JSONValue.maximumDepth + 1, 300, 40_000])
+    func nestingBeyondTheLimitIsInvalidPayload(depth: Int) {
+        let arrays = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        expectTransportError(.invalidPayload) { try JSONValue(parsing: arrays) }
+        let objects = String(repeating: #"{"a":"#, count: depth) + "1" + String(repeating: "}", count: depth)
+        expectTransportError(.invalidPayload) { try JSONValue(parsing: objects) }
+        // Unbalanced, too: the depth check fires before the missing closers are noticed.
+        expectTransportError(.invalidPayload) { try JSONValue(parsing: String(repeating: "[", count: depth)) }
+    }
+
+    @Test(arguments: [
+        "", " ", "{", "}", "[", "]", "[1,]", "[,1]", "[1 2]", #"{"a":}"#, #"{"a" 1}"#, "{a:1}", #"{"a":1,}"#,
+        "tru", "nul", "falsy", "1.", ".5", "-", "1e", "+1", #""abc"#, #""\x""#, #""\u12""#, #""\uZZZZ""#,
+        "\"tab\there\"", "1 2", "{} {}", "NaN", "'single'",
+    ])
+    func invalidTextIsInvalidPayload(text: String) {
+        expectTransportError(.invalidPayload) { try JSONValue(parsing: text) }
+    }
+
+    /// RFC 8259 forbids leading zeros ("01"); the parser documents itself as strict about syntax.
+    @Test(arguments: ["01", "-01", "[00]", #"{"requestId":007}"#])
+    func leadingZerosAreInvalidPayload(text: String) {
+        expectTransportError(.invalidPayload) { try JSONValue(parsing: text) }
+    }
+
+    @Test func stringEscapesAreDecoded() throws {
+        let value = try JSONValue(parsing: #""q\" b\\ s\/ \b\f\n\r\t \u00e9 \u20AC""#)
+        #expect(value == .string("q\" b\\ s/ \u{08}\u{0C}\n\r\t é €"))
+    }
+
+    @Test func surrogatePairsDecodeToOneScalar() throws {
+        #expect(try JSONValue(parsing: #""\ud83d\ude00""#) == .string("😀"))
+        #expect(try JSONValue(parsing: #""a\uD834\uDD1Eb""#) == .string("a𝄞b"))
+        // Raw UTF-8 passes through and prints unescaped.
+        let raw = try JSONValue(parsing: "\"😀 ü\"")
+        #expect(raw == .string("😀 ü"))
+        #expect(raw.jsonString == "\"😀 ü\"")
+    }
+
+    @Test func loneSurrogatesBecomeReplacementCharacters() throws {
+        #expect(try JSONValue(parsing: #""\ud83d""#) == .string("\u{FFFD}"))
+        #expect(try JSONValue(parsing: #""\ude00x""#) == .string("\u{FFFD}x"))
+        #expect(try JSONValue(parsing: #""\ud83dx""#) == .string("\u{FFFD}x"))
+    }
+
+    /// A high surrogate followed by an escape that is not a low surrogate: the second escape is a character of
+    /// its own and must survive.
+    @Test func highSurrogateFollowedByAnotherEscapeKeepsThatEscape() throws {
+        let value = try JSONValue(parsing: #""\ud83d\u0041""#)
+        #expect(value == .string("\u{FFFD}A"))
+    }
+
+    @Test func writerEscapesQuotesBackslashesAndControlCharacters() throws {
+        let value = JSONValue.string("a\"b\\c\nd\re\tf\u{01}g\u{1F}h/")
+        #expect(value.jsonString == #""a\"b\\c\nd\re\tf\u0001g\u001fh/""#)
+        #expect(try JSONValue(parsing: value.jsonString) == value)
+    }
+
+    @Test func keysAreEscapedToo() throws {
+        let value: JSONValue = ["we\"ird\nkey": 1]
+        #expect(value.jsonString == #"{"we\"ird\nkey":1}"#)
+        #expect(try JSONValue(parsing: value.jsonString) == value)
+    }
+
+    @Test func duplicateKeysKeepTheLastValue() throws {
+        #expect(try JSONValue(parsing: #"{"a":1,"a":2}"#) == ["a": 2])
+    }
+}
