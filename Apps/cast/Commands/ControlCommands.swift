@@ -71,9 +71,14 @@ struct SeekCommand: AsyncParsableCommand {
         discussion: "Examples: cast seek 90, cast seek 1:30:00, cast seek +30, cast seek -10"
     )
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "SECONDS, HH:MM:SS, or +/-SECONDS relative to now.") var position: String
+    // Captured as "all unrecognized" so that `-10` is a position, not an option.
+    @Argument(parsing: .allUnrecognized, help: "SECONDS, HH:MM:SS, or +/-SECONDS relative to now.")
+    var positions: [String] = []
+
+    var position: String { positions.first ?? "" }
 
     func validate() throws {
+        guard positions.count == 1 else { throw ValidationError("give exactly one position") }
         guard TimeFormatting.parseSeek(position) != nil else {
             throw ValidationError("'\(position)' is not a position: use SECONDS, MM:SS, HH:MM:SS or +/-SECONDS")
         }

@@ -1,0 +1,182 @@
+// cast-benchmarks: prints the figures the README reports. Not a test: nothing here asserts a time.
+//
+//   swift run -c release cast-benchmarks [--devices 1000]
+//
+// 1. Frame codec throughput (encode + decode of a typical MEDIA_STATUS frame).
+// 2. Request round trip over TLS on loopback (GET_STATUS to an emulated device), p50/p99.
+// 3. Session start against a local emulator (connect, TLS, launch, app connect), p50/p99.
+// 4. Scale: N emulated devices in one process, then N concurrent sessions (one per device) from this same
+//    process; wall time, resident memory and OS thread count.
+import CastDiscovery
+import CastMedia
+import Foundation
+import CastReceiver
+import CastSession
+import CastTransport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p))]
+}
+
+/// VmRSS and Threads from /proc/self/status.
+func processFigures() -> (rssMiB: Double, threads: Int) {
+    guard let file = fopen("/proc/self/status", "r") else { return (0, 0) }
+    defer { fclose(file) }
+    var rss = 0.0
+    var threads = 0
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, Int32(line.count), file) != nil {
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let number = Double(text.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init)?
+            .trimmingCharacters(in: "\t\n ") ?? "") ?? 0
+        if text.hasPrefix("VmRSS:") { rss = number / 1024 }
+        if text.hasPrefix("Threads:") { threads = Int(number) }
+    }
+    return (rss, threads)
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        var text = Substring(self)
+        while let first = text.first, set.contains(first) { text = text.dropFirst() }
+        while let last = text.last, set.contains(last) { text = text.dropLast() }
+        return String(text)
+    }
+}
+
+func raiseDescriptorLimit() {
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+}
+
+func codecBenchmark() throws {
+    let status: JSONValue = [
+        "type": "MEDIA_STATUS", "requestId": 12,
+        "status": [[
+            "mediaSessionId": 1, "playerState": "PLAYING", "currentTime": 42.7, "playbackRate": 1,
+            "supportedMediaCommands": 12303, "volume": ["level": 1, "muted": false],
+            "media": ["contentId": "https://media.example.com/movie.m3u8", "contentType": "application/x-mpegURL",
+                      "streamType": "BUFFERED", "duration": 5400.5, "metadata": ["metadataType": 1, "title": "Example"]],
+        ]],
+    ]
+    let message = CastMessage(sourceID: "web-1", destinationID: "sender-0", namespace: CastNamespace.media, json: status)
+    let iterations = 100_000
+    let start = ContinuousClock.now
+    var bytes = 0
+    for _ in 0..<iterations {
+        let frame = try message.encodedFrame()
+        bytes += frame.count
+        _ = try CastMessage(frame: frame)
+    }
+    let elapsed = seconds(ContinuousClock.now - start)
+    print("codec: \(iterations) MEDIA_STATUS frames (\(bytes / iterations) bytes) encoded+decoded in \(String(format: "%.2f", elapsed)) s → \(Int(Double(iterations) / elapsed)) frames/s")
+}
+
+func roundTripBenchmark() async throws {
+    try await withCastReceiverEmulator(devices: [DeviceConfiguration(friendlyName: "Bench", port: 0)]) { emulator in
+        let device = emulator.devices[0]
+        var configuration = CastConnection.Configuration()
+        configuration.heartbeat.pingInterval = nil
+        let connection = try await CastConnection.connect(host: device.host, port: device.port, configuration: configuration)
+        try await connection.openVirtualConnection(to: CastEndpoint.receiver)
+        var samples: [Double] = []
+        for _ in 0..<5_000 {
+            let start = ContinuousClock.now
+            _ = try await connection.request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: ["type": "GET_STATUS"])
+            samples.append(seconds(ContinuousClock.now - start) * 1000)
+        }
+        await connection.close()
+        print("request round trip (GET_STATUS over TLS, loopback, 5000 sequential): p50 \(String(format: "%.3f", percentile(samples, 0.5))) ms, p99 \(String(format: "%.3f", percentile(samples, 0.99))) ms")
+    }
+}
+
+func sessionStartBenchmark() async throws {
+    try await withCastReceiverEmulator(devices: [DeviceConfiguration(friendlyName: "Bench", port: 0)]) { emulator in
+        let device = emulator.devices[0]
+        var options = CastOptions()
+        options.resumesSavedSessions = false
+        options.heartbeat.pingInterval = nil
+        var samples: [Double] = []
+        for _ in 0..<200 {
+            let context = CastContext(options: options)
+            var target = CastDevice.staticDevice(host: device.host, port: device.port)
+            target.friendlyName = "Bench"
+            let start = ContinuousClock.now
+            _ = try await context.sessionManager.startSession(with: target)
+            samples.append(seconds(ContinuousClock.now - start) * 1000)
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+        print("session start (connect + TLS + GET_STATUS + LAUNCH + app CONNECT, 200 runs): p50 \(String(format: "%.2f", percentile(samples, 0.5))) ms, p99 \(String(format: "%.2f", percentile(samples, 0.99))) ms")
+    }
+}
+
+func scaleBenchmark(devices count: Int) async throws {
+    let before = processFigures()
+    let start = ContinuousClock.now
+    let emulator = try CastReceiverEmulator(devices: CastReceiverEmulator.configurations(count: count, basePort: 0))
+    try await emulator.start()
+    let started = seconds(ContinuousClock.now - start)
+    let afterDevices = processFigures()
+    print("scale: \(count) emulated devices listening in \(String(format: "%.2f", started)) s; RSS \(Int(afterDevices.rssMiB)) MiB (+\(Int(afterDevices.rssMiB - before.rssMiB))), \(afterDevices.threads) threads")
+
+    var settings = CastOptions()
+    settings.resumesSavedSessions = false
+    settings.heartbeat.pingInterval = nil
+    let options = settings
+    let sessionStart = ContinuousClock.now
+    let sessions = try await withThrowingTaskGroup(of: (CastContext, CastSession).self) { group in
+        for device in emulator.devices {
+            group.addTask {
+                let context = CastContext(options: options)
+                var target = CastDevice.staticDevice(host: device.host, port: device.port)
+                target.friendlyName = device.configuration.friendlyName
+                return (context, try await context.sessionManager.startSession(with: target))
+            }
+        }
+        var all: [(CastContext, CastSession)] = []
+        for try await pair in group { all.append(pair) }
+        return all
+    }
+    let sessionsTime = seconds(ContinuousClock.now - sessionStart)
+    let afterSessions = processFigures()
+    print("scale: \(sessions.count) concurrent sessions (one per device, same process) started in \(String(format: "%.2f", sessionsTime)) s; RSS \(Int(afterSessions.rssMiB)) MiB, \(afterSessions.threads) threads")
+
+    let loadStart = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for (_, session) in sessions {
+            group.addTask {
+                var media = MediaInformation(contentID: "https://media.example.com/a.mp4", contentType: "video/mp4")
+                media.duration = 60
+                try await session.remoteMediaClient!.loadMedia(media).response()
+            }
+        }
+        try await group.waitForAll()
+    }
+    print("scale: LOAD on all \(sessions.count) sessions in \(String(format: "%.2f", seconds(ContinuousClock.now - loadStart))) s")
+    for (context, _) in sessions { await context.sessionManager.endSession(stopCasting: false) }
+    await emulator.stop()
+}
+
+raiseDescriptorLimit()
+var deviceCount = 1000
+if let index = CommandLine.arguments.firstIndex(of: "--devices"), index + 1 < CommandLine.arguments.count,
+    let value = Int(CommandLine.arguments[index + 1])
+{
+    deviceCount = value
+}
+try codecBenchmark()
+try await roundTripBenchmark()
+try await sessionStartBenchmark()
+try await scaleBenchmark(devices: deviceCount)
