@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "CastSession", targets: ["CastSession"]),
         .library(name: "CastControllers", targets: ["CastControllers"]),
         .library(name: "CastReceiver", targets: ["CastReceiver"]),
+        .library(name: "CastStyleConfig", targets: ["CastStyleConfig"]),
         .executable(name: "cast", targets: ["cast"]),
         .executable(name: "cast-receiver", targets: ["cast-receiver"]),
     ],
@@ -119,6 +120,19 @@ let package = Package(
             path: "Modules/CastControllers"
         ),
         .target(
+            name: "CastStyleConfig",
+            dependencies: [
+                "CLibXML2",
+                "CastDiscovery",
+                "CastLogging",
+                "CastSession",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Modules/CastStyleConfig",
+            exclude: ["README.md"]
+        ),
+        .target(
             name: "CastReceiver",
             dependencies: [
                 "CastLogging",
@@ -150,6 +164,7 @@ let package = Package(
         .executableTarget(
             name: "cast-receiver",
             dependencies: [
+                "CastDiscovery",
                 "CastLogging",
                 "CastReceiver",
                 "CastTransport",
@@ -157,6 +172,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Apps/cast-receiver"
+        ),
+
+        // MARK: - Benchmarks (print figures; not run by the tests)
+
+        .executableTarget(
+            name: "cast-benchmarks",
+            dependencies: ["CastDiscovery", "CastMedia", "CastReceiver", "CastSession", "CastTransport"],
+            path: "Tools/Benchmarks"
         ),
 
         // MARK: - Tests
@@ -219,6 +242,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/CastDiscoveryTests"
+        ),
+        .testTarget(
+            name: "CastStyleConfigTests",
+            dependencies: ["CastStyleConfig", "CastSession", "CastLogging", "CastDiscovery"],
+            path: "Tests/CastStyleConfigTests"
         ),
         .testTarget(
             name: "CastReceiverTests",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastDiscovery
 import CastLogging
 import CastReceiver
 import CastTransport
@@ -20,14 +21,18 @@ struct CastReceiverCommand: AsyncParsableCommand {
         commandName: "cast-receiver",
         abstract: "Emulate Google Cast devices (Default Media Receiver, Cast Connect, custom apps) over real TLS.",
         discussion: """
-            Each device serves Cast v2 on its own port. Senders such as pychromecast connect to it by host and \
-            port. Content URLs are not fetched: media plays for its declared duration (or --default-duration); \
-            URLs containing 'fail=1' or on a '.invalid' host fail to load.
+            Each device serves Cast v2 on its own port and is advertised as _googlecast._tcp through \
+            avahi-daemon (realistic TXT records; renamed on a name collision, withdrawn on shutdown), so senders \
+            find it by mDNS or connect by host and port. Without a reachable avahi-daemon, or with --no-mdns, \
+            devices are not advertised (mDNS announces this machine's interface addresses: use --host 0.0.0.0 \
+            or an interface address for senders elsewhere). Content URLs are not fetched: media plays for its \
+            declared duration (or --default-duration); URLs containing 'fail=1' or on a '.invalid' host fail to load.
 
             Examples:
               cast-receiver                          one device on 127.0.0.1:8009
               cast-receiver --port 0 --devices 3     three devices on free ports
               cast-receiver --wire-log frames.jsonl --reply-delay 0.5
+              cast-receiver --host 0.0.0.0 --no-mdns
             """
     )
 
@@ -46,6 +51,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Option(help: "Minimum log level (trace, debug, info, notice, warning, error, critical, off).")
     var logLevel: String?
     @Option(help: "Log filter: CATEGORY-GLOB=LEVEL or /REGEX/[i], comma separated.") var logFilter: String?
+    @Flag(name: .customLong("no-mdns"), help: "Do not advertise the devices through avahi-daemon.") var noMDNS = false
 
     @Flag(help: "Fault: close every connection before TLS.") var refuseConnections = false
     @Option(help: "Fault: drop a connection without close_notify after N inbound messages.") var closeAfter: Int?
@@ -114,10 +120,55 @@ struct CastReceiverCommand: AsyncParsableCommand {
         for device in emulator.devices {
             say("cast-receiver: \"\(device.configuration.friendlyName)\" id=\(device.configuration.id) on \(device.host):\(device.port)")
         }
+        let publisher = noMDNS ? nil : await advertise(emulator.devices, logger: logger)
         say("cast-receiver: ready (Ctrl-C to stop)")
         let signal = await waitForTerminationSignal()
         say("cast-receiver: \(signal == SIGINT ? "SIGINT" : "SIGTERM"), shutting down")
+        if let publisher {
+            let count = publisher.publishedIDs.count
+            publisher.close()
+            say("cast-receiver: withdrew \(count) mDNS advertisement\(count == 1 ? "" : "s")")
+        }
         await emulator.stop()
+    }
+
+    /// Advertises every device through avahi-daemon and waits until they are established (mDNS probing takes about
+    /// a second). A missing daemon, or a device that cannot be advertised, only warns: the devices still serve.
+    private func advertise(_ devices: [EmulatedDevice], logger: Logger) async -> DevicePublisher? {
+        let publisher: DevicePublisher
+        do {
+            publisher = try DevicePublisher(logger: logger)
+        } catch {
+            let message = (error as? CastDiscoveryError)?.message ?? "\(error)"
+            say("cast-receiver: warning: not advertising over mDNS: \(message)")
+            return nil
+        }
+        await withTaskGroup(of: String.self) { group in
+            for device in devices {
+                var advertisement = CastAdvertisement(
+                    id: device.configuration.id,
+                    friendlyName: device.configuration.friendlyName,
+                    port: device.port
+                )
+                advertisement.modelName = device.configuration.model
+                advertisement.capabilities = DeviceCapabilities(rawValue: device.configuration.capabilities)
+                group.addTask {
+                    do {
+                        let name = try await publisher.publish(advertisement)
+                        return
+                            "cast-receiver: advertised \"\(advertisement.friendlyName)\" as '\(name)._googlecast._tcp'"
+                    } catch {
+                        let message = (error as? CastDiscoveryError)?.message ?? "\(error)"
+                        return "cast-receiver: warning: cannot advertise \"\(advertisement.friendlyName)\": \(message)"
+                    }
+                }
+            }
+            for await line in group { say(line) }
+        }
+        if host.hasPrefix("127.") || host == "::1" || host == "localhost" {
+            say("cast-receiver: note: listening on \(host) only: senders on other hosts cannot connect (see --host)")
+        }
+        return publisher
     }
 
     private func readFile(_ path: String) throws -> String {

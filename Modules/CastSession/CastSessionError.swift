@@ -5,7 +5,7 @@ public struct CastSessionError: Error, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case connectFailed, launchFailed, sessionNotFound, notConnected, suspended, timedOut
             case invalidNamespace, channelNotConnected, appStopped, resumeFailed, persistenceFailed
-            case sessionInProgress, connectionLost, cancelled, invalidResponse
+            case sessionInProgress, connectionLost, cancelled, invalidResponse, invalidArgument
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -38,6 +38,8 @@ public struct CastSessionError: Error, Sendable, CustomStringConvertible {
         public static let connectionLost = Code(.connectionLost)
         /// The operation was cancelled.
         public static let cancelled = Code(.cancelled)
+        /// An argument is out of range (for example a volume above 1).
+        public static let invalidArgument = Code(.invalidArgument)
         /// The receiver's answer could not be understood.
         public static let invalidResponse = Code(.invalidResponse)
 

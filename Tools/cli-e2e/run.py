@@ -30,7 +30,7 @@ def check(name, condition, detail=""):
 
 
 def start_receiver(*args):
-    process = subprocess.Popen([RECEIVER, "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    process = subprocess.Popen([RECEIVER, "--no-mdns", "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, env=ENV)
     receivers.append(process)
     port = None

@@ -11,7 +11,7 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pychromecast" 
 fi
 swift build --product cast-receiver >/dev/null
 out=$(mktemp)
-.build/debug/cast-receiver --port 0 --wire-log .build/interop-wire.jsonl >"$out" 2>&1 &
+.build/debug/cast-receiver --no-mdns --port 0 --wire-log .build/interop-wire.jsonl >"$out" 2>&1 &
 receiver=$!
 trap 'kill -INT $receiver 2>/dev/null || true; wait $receiver 2>/dev/null || true; rm -f "$out"' EXIT
 for _ in $(seq 1 200); do grep -q "ready" "$out" && break; sleep 0.05; done

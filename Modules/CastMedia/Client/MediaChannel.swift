@@ -1,13 +1,32 @@
 import CastTransport
 
+/// The answer to a media request that has been sent: await ``response()`` for the reply's JSON.
+public struct MediaReply: Sendable {
+    private let wait: @Sendable () async throws -> JSONValue
+
+    /// Wraps how to wait for the reply.
+    public init(_ wait: @escaping @Sendable () async throws -> JSONValue) { self.wait = wait }
+
+    /// The reply's JSON.
+    public func response() async throws -> JSONValue { try await wait() }
+}
+
 /// What a ``RemoteMediaClient`` sends through: the media namespace of the running receiver app.
 ///
 /// CastSession provides the real one (a virtual connection to the app's transport id); tests can provide
 /// their own. Inbound messages reach the client through ``RemoteMediaClient/receive(_:)``.
 public protocol MediaChannel: Sendable {
-    /// Sends one media-namespace request (a JSON object with `type`; the channel adds `requestId`) and returns
-    /// the reply's JSON.
+    /// Sends one media-namespace request (a JSON object with `type`; the channel adds `requestId`) before
+    /// returning, so requests reach the receiver in the order they were started, and returns a handle for the
+    /// reply.
     ///
-    /// - Throws: ``CastTransportError`` (not connected, timed out, connection lost) or another error.
-    func sendMediaRequest(_ payload: JSONValue, timeout: Duration?) async throws -> JSONValue
+    /// - Throws: ``CastTransportError`` or ``CastMediaError`` when the request cannot be sent at all.
+    func startMediaRequest(_ payload: JSONValue, timeout: Duration?) throws -> MediaReply
+}
+
+extension MediaChannel {
+    /// Sends a request and waits for its reply.
+    public func sendMediaRequest(_ payload: JSONValue, timeout: Duration?) async throws -> JSONValue {
+        try await startMediaRequest(payload, timeout: timeout).response()
+    }
 }

@@ -19,12 +19,22 @@ public final class MediaQueue: Sendable {
     private let requestTimeout: Duration?
     private let logger: Logger
     private let state = Mutex(State())
+    private let client = Mutex<WeakClient>(WeakClient())
+
+    private struct WeakClient: @unchecked Sendable {
+        // @unchecked: a weak reference to a Sendable class, read and written only under the Mutex.
+        weak var client: RemoteMediaClient?
+    }
 
     init(channel: any MediaChannel, requestTimeout: Duration?, pageSize: Int = 20, logger: Logger) {
         self.channel = channel
         self.requestTimeout = requestTimeout
         self.pageSize = pageSize
         self.logger = logger.withCategory(CastLogCategory.mediaQueue)
+    }
+
+    func attach(to client: RemoteMediaClient) {
+        self.client.withLock { $0.client = client }
     }
 
     /// The item ids in queue order, if fetched.
@@ -82,12 +92,28 @@ public final class MediaQueue: Sendable {
         return item
     }
 
+    /// Sends a queue request for the current media session (its `mediaSessionId` added, as §7.2 requires) and
+    /// maps the receiver's error replies to the same errors commands get.
     private func request(_ payload: JSONValue) async throws -> JSONValue {
-        do {
-            return try await channel.sendMediaRequest(payload, timeout: requestTimeout)
-        } catch let error as CastTransportError {
-            throw RemoteMediaClient.mediaError(for: error)
+        var payload = payload
+        let owner = client.withLock { $0.client }
+        guard let sessionID = owner?.mediaStatus?.mediaSessionID else {
+            throw CastMediaError(.noMediaSession, "the queue needs a media session; load media first")
         }
+        payload["mediaSessionId"] = .number(Double(sessionID))
+        let type = payload["type"]?.stringValue ?? "QUEUE"
+        let reply: JSONValue
+        do {
+            reply = try await channel.sendMediaRequest(payload, timeout: requestTimeout)
+        } catch {
+            throw RemoteMediaClient.mediaError(from: error, for: type)
+        }
+        if let owner, ["LOAD_FAILED", "LOAD_CANCELLED", "INVALID_PLAYER_STATE", "INVALID_REQUEST", "ERROR"]
+            .contains(reply["type"]?.stringValue ?? "")
+        {
+            if case .failed(let error) = owner.interpret(reply, for: type) { throw error }
+        }
+        return reply
     }
 
     /// Drops everything (a new media session).

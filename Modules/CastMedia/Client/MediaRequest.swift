@@ -108,12 +108,13 @@ public final class MediaRequest: Sendable {
             return (snapshot.waiters, snapshot)
         }
         guard let state else { return }
-        for waiter in waiters { waiter.resume(returning: outcome) }
+        // Callbacks first: whoever awaits `response()` then sees them done.
         switch outcome {
         case .completed(let status): state.completionHandlers.forEach { $0(status) }
         case .failed(let error): state.failureHandlers.forEach { $0(error) }
         case .aborted(let reason): state.abortHandlers.forEach { $0(reason) }
         }
+        for waiter in waiters { waiter.resume(returning: outcome) }
     }
 
     /// Whether the request has an outcome.

@@ -61,6 +61,7 @@ public final class RemoteMediaClient: Sendable {
         self.now = now
         self.logger = logger.withCategory(CastLogCategory.media)
         self.queue = MediaQueue(channel: channel, requestTimeout: requestTimeout, logger: logger)
+        queue.attach(to: self)
     }
 
     /// Seconds on the continuous clock since the first call.
@@ -224,22 +225,24 @@ public final class RemoteMediaClient: Sendable {
         }
         var logger = self.logger
         logger[metadataKey: CastLogMetadataKey.requestID] = "\(request.id)"
-        let channel = self.channel
-        let timeout = requestTimeout
+        logger.debug("sending media request", metadata: ["cast.type": "\(type)"])
+        // Sent here, synchronously, so commands reach the receiver in the order they were issued.
+        let reply: MediaReply
+        do {
+            reply = try channel.startMediaRequest(payload, timeout: requestTimeout)
+        } catch {
+            request.finish(.failed(Self.mediaError(from: error, for: type)))
+            return request
+        }
         Task { [weak self] in
-            logger.debug("sending media request", metadata: ["cast.type": "\(type)"])
             let outcome: MediaRequest.Outcome
             do {
-                let reply = try await channel.sendMediaRequest(payload, timeout: timeout)
-                outcome = self?.interpret(reply, for: type) ?? .failed(CastMediaError(.notConnected, "the client is gone"))
-            } catch let error as CastMediaError {
-                outcome = .failed(error)
-            } catch let error as CastTransportError {
-                outcome = .failed(Self.mediaError(for: error))
+                let json = try await reply.response()
+                outcome = self?.interpret(json, for: type) ?? .failed(CastMediaError(.notConnected, "the client is gone"))
             } catch is CancellationError {
                 outcome = .aborted(.cancelled)
             } catch {
-                outcome = .failed(CastMediaError(.receiverError, "\(type) failed: \(error)", cause: error))
+                outcome = .failed(Self.mediaError(from: error, for: type))
             }
             if let group {
                 self?.state.withLock { state in
@@ -251,6 +254,14 @@ public final class RemoteMediaClient: Sendable {
         return request
     }
 
+    static func mediaError(from error: any Error, for type: String) -> CastMediaError {
+        switch error {
+        case let error as CastMediaError: return error
+        case let error as CastTransportError: return mediaError(for: error)
+        default: return CastMediaError(.receiverError, "\(type) failed: \(error)", cause: error)
+        }
+    }
+
     static func mediaError(for error: CastTransportError) -> CastMediaError {
         switch error.code {
         case .requestTimedOut: return CastMediaError(.timedOut, error.message, cause: error)
@@ -260,7 +271,7 @@ public final class RemoteMediaClient: Sendable {
     }
 
     /// Turns a reply into an outcome and applies any status it carries.
-    private func interpret(_ reply: JSONValue, for type: String) -> MediaRequest.Outcome {
+    func interpret(_ reply: JSONValue, for type: String) -> MediaRequest.Outcome {
         let reason = reply["reason"]?.stringValue
         let code = reply["detailedErrorCode"]?.intValue
         switch reply["type"]?.stringValue {
@@ -296,6 +307,9 @@ public final class RemoteMediaClient: Sendable {
     public func load(_ request: LoadRequestData) -> MediaRequest {
         if request.media == nil, request.queueData?.items.isEmpty ?? true {
             return failed("LOAD", CastMediaError(.invalidRequest, "a load needs media or a non-empty queue"))
+        }
+        if let queue = request.queueData, !queue.items.isEmpty, !queue.items.indices.contains(queue.startIndex ?? 0) {
+            return failed("LOAD", CastMediaError(.invalidRequest, "the queue's start index \(queue.startIndex ?? 0) is out of range"))
         }
         return send("LOAD", request.payload, needsSession: false, replaces: "LOAD")
     }

@@ -30,7 +30,8 @@ public struct LoadRequestData: Sendable, Hashable {
     /// The LOAD request payload (without `type` and `requestId`, which the client adds).
     var payload: JSONValue {
         var builder = JSONObjectBuilder()
-        builder.set("media", media ?? queueData?.items[queueData?.startIndex ?? 0].media)
+        let start = queueData.map { $0.items.indices.contains($0.startIndex ?? 0) ? $0.startIndex ?? 0 : 0 } ?? 0
+        builder.set("media", media ?? queueData.flatMap { $0.items.isEmpty ? nil : $0.items[start].media })
         builder.set("queueData", queueData)
         builder.set("autoplay", autoplay)
         builder.set("currentTime", currentTime)

@@ -1,9 +1,11 @@
 import CastTransport
 
-/// The result of a queue edit: an INVALID_REQUEST reason, or success with the QUEUE_CHANGE to announce.
+/// The result of a queue edit: an INVALID_REQUEST reason, success with the QUEUE_CHANGE to announce, or the
+/// queue emptied (the session is IDLE/FINISHED and ends once that final status is announced).
 enum QueueEditOutcome {
     case failure(String)
     case success(JSONValue?)
+    case emptied(JSONValue)
 }
 
 extension MediaPlayer {
@@ -56,12 +58,16 @@ extension MediaPlayer {
             let removedSet = Set(removed)
             let remaining = session.queue.filter { !removedSet.contains($0.itemId) }
             if remaining.isEmpty {
-                // An empty queue ends the media session.
+                // An empty queue ends the media session: the caller announces the final IDLE/FINISHED status.
                 session.playerState = "IDLE"
                 session.idleReason = "FINISHED"
-                self.session = nil
-                return .success(change("REMOVE", removed))
+                session.position = position(of: session, at: now)
+                session.anchorTime = now
+                session.adBreak = nil
+                self.session = session
+                return .emptied(change("REMOVE", removed))
             }
+            let oldQueue = session.queue
             let oldIndex = session.currentIndex
             session.queue = remaining
             session.preloadedItemId = nil
@@ -69,8 +75,10 @@ extension MediaPlayer {
                 session.currentIndex = index
                 self.session = session
             } else {
-                // The current item went away: play what followed it.
-                let next = min(oldIndex, remaining.count - 1)
+                // The current item went away: play the first surviving item that followed it.
+                let follower = oldQueue[(oldIndex + 1)...].first { !removedSet.contains($0.itemId) }
+                let next = follower.flatMap { item in remaining.firstIndex { $0.itemId == item.itemId } }
+                    ?? remaining.count - 1
                 session.currentIndex = next
                 self.session = session
                 start(index: next, at: now)

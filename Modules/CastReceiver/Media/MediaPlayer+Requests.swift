@@ -1,6 +1,15 @@
 import CastTransport
 
 extension MediaPlayer {
+    /// Commands that act on an existing media session.
+    static var sessionCommands: Set<String> {
+        [
+            "PLAY", "PAUSE", "STOP", "SEEK", "SET_PLAYBACK_RATE", "SET_VOLUME", "EDIT_TRACKS_INFO", "EDIT_AUDIO_TRACKS",
+            "SKIP_AD", "QUEUE_GET_ITEM_IDS", "QUEUE_GET_ITEMS", "QUEUE_GET_ITEM_RANGE", "QUEUE_INSERT", "QUEUE_REMOVE",
+            "QUEUE_REORDER", "QUEUE_UPDATE", "QUEUE_NEXT", "QUEUE_PREV", "QUEUE_SHUFFLE",
+        ]
+    }
+
     /// Handles one request on the media namespace from `requester` at `now`.
     ///
     /// Every request gets exactly one reply carrying its `requestId` (a MEDIA_STATUS or an error); state changes
@@ -79,7 +88,8 @@ extension MediaPlayer {
             break
         }
 
-        // Everything else acts on the current media session.
+        // Everything else acts on the current media session; unknown commands are rejected as such first.
+        guard Self.sessionCommands.contains(type) else { return failure("INVALID_REQUEST", reason: "INVALID_COMMAND") }
         guard session != nil else { return failure("INVALID_PLAYER_STATE") }
         if let given = request["mediaSessionId"]?.intValue, given != session!.mediaSessionId {
             return failure("INVALID_REQUEST", reason: "INVALID_MEDIA_SESSION_ID")
@@ -211,22 +221,27 @@ extension MediaPlayer {
         case "QUEUE_INSERT", "QUEUE_REMOVE", "QUEUE_REORDER", "QUEUE_UPDATE", "QUEUE_NEXT", "QUEUE_PREV",
             "QUEUE_SHUFFLE":
             self.session = session
+            func announce(_ change: JSONValue) -> MediaDelivery<Requester> {
+                var message = change
+                self.session?.sequenceNumber += 1
+                message["sequenceNumber"] = .number(Double(self.session?.sequenceNumber ?? 0))
+                message["type"] = "QUEUE_CHANGE"
+                message["requestId"] = 0
+                return MediaDelivery(recipient: .everyone(except: nil), payload: message)
+            }
             switch editQueue(type, request, at: now) {
             case .failure(let reason):
                 return failure("INVALID_REQUEST", reason: reason)
+            case .emptied(let change):
+                // Everyone hears the final IDLE/FINISHED status before the session goes away.
+                let deliveries = out + [announce(change)]
+                let final = statusMessage(at: now, requestId: requestId)
+                let broadcast = broadcastStatus(at: now, except: requester)
+                self.session = nil
+                return deliveries + [reply(final), broadcast]
             case .success(let change):
                 var deliveries = out
-                if let change {
-                    var message = change
-                    self.session?.sequenceNumber += 1
-                    message["sequenceNumber"] = .number(Double(self.session?.sequenceNumber ?? 0))
-                    message["type"] = "QUEUE_CHANGE"
-                    message["requestId"] = 0
-                    deliveries.append(MediaDelivery(recipient: .everyone(except: nil), payload: message))
-                }
-                if self.session == nil {
-                    return deliveries + [reply(statusMessage(at: now, requestId: requestId))]
-                }
+                if let change { deliveries.append(announce(change)) }
                 return deliveries + [
                     reply(statusMessage(at: now, requestId: requestId)), broadcastStatus(at: now, except: requester),
                 ]

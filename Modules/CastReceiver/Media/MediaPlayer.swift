@@ -124,9 +124,16 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         return moved
     }
 
+    /// Where the item ends: its `playbackDuration` after `startTime` when given, else the media's duration (or
+    /// the default for BUFFERED media without one); `nil` for live streams.
     func duration(of entry: Entry) -> Double? {
-        if let value = entry.media["duration"]?.doubleValue, value > 0 { return value }
-        return entry.isLive ? nil : settings.defaultDuration
+        var full: Double? = entry.isLive ? nil : settings.defaultDuration
+        if let value = entry.media["duration"]?.doubleValue, value > 0 { full = value }
+        if let limit = entry.item["playbackDuration"]?.doubleValue, limit > 0 {
+            let end = (entry.item["startTime"]?.doubleValue ?? 0) + limit
+            return full.map { min($0, end) } ?? end
+        }
+        return full
     }
 
     mutating func reanchor(at now: Double) {
@@ -312,7 +319,10 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         session.idleReason = nil
         session.adBreak = nil
         session.preloadedItemId = nil
-        session.watchedBreaks = []
+        // Breaks the sender marks as watched are not played again.
+        session.watchedBreaks = Set(entry.breaks.compactMap { item in
+            item["isWatched"]?.boolValue == true ? item["id"]?.stringValue : nil
+        })
         session.activeTrackIds = entry.item["activeTrackIds"]?.arrayValue?.compactMap(\.intValue) ?? []
         self.session = session
         if session.position == 0 {

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// How long to wait between reconnection attempts: exponential backoff with jitter, capped.
 ///
 /// With the defaults (1 s, ×2, cap 30 s, ±20 % jitter) the waits are about:
@@ -26,12 +34,11 @@ public struct ReconnectPolicy: Sendable, Hashable {
     public func delay(afterFailedAttempts failedAttempts: Int, random: Double) -> Duration {
         let initial = initialDelay.seconds
         let cap = maximumDelay.seconds
-        // Cap before growing further so large attempt counts cannot overflow.
-        var base = initial
-        for _ in 0..<max(0, failedAttempts) {
-            base *= multiplier
-            if base >= cap { break }
-        }
+        // At most 64 doublings matter before any cap is reached; bounding the exponent keeps huge attempt
+        // counts (and multipliers ≤ 1) cheap and free of overflow.
+        let exponent = Double(min(max(0, failedAttempts), 64))
+        var base = initial * pow(max(multiplier, 0), exponent)
+        if !base.isFinite { base = cap }
         base = min(base, cap)
         let spread = base * jitter * (random * 2 - 1)
         let seconds = min(cap, max(0, base + spread))

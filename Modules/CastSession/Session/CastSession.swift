@@ -23,7 +23,8 @@ public final class CastSession: Sendable {
         var application: ApplicationMetadata
         var deviceStatus: DeviceStatus?
         var channels: [String: CastChannel] = [:]
-        var resumeWaiters: [CheckedContinuation<Bool, Never>] = []
+        var resumeWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+        var nextWaiterID = 0
         var tasks: [Task<Void, Never>] = []
         var isEnding = false
     }
@@ -181,7 +182,7 @@ public final class CastSession: Sendable {
             do {
                 try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
                 try await connection.reconnect()
-                let status = try await fetchDeviceStatus()
+                let status = try await fetchDeviceStatusNow()
                 guard let app = status.application, app.sessionID == sessionID else {
                     await finish(error: CastSessionError(.appStopped, "the app stopped while the session was suspended"))
                     return
@@ -209,8 +210,8 @@ public final class CastSession: Sendable {
         let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             state.connectionState = .connected
             state.deviceStatus = status
-            defer { state.resumeWaiters = [] }
-            return state.resumeWaiters
+            defer { state.resumeWaiters = [:] }
+            return Array(state.resumeWaiters.values)
         }
         for waiter in waiters { waiter.resume(returning: true) }
         stateBroadcaster.yield(.connected)
@@ -227,20 +228,39 @@ public final class CastSession: Sendable {
         state.withLock { $0.device = device }
     }
 
-    /// Waits until the session is connected again; `false` if it ended instead.
-    func waitUntilResumed() async -> Bool {
-        await withCheckedContinuation { continuation in
-            let now: Bool? = state.withLock { state in
-                switch state.connectionState {
-                case .connected: return true
-                case .disconnected: return false
-                case .suspended:
-                    state.resumeWaiters.append(continuation)
-                    return nil
-                }
-            }
-            if let now { continuation.resume(returning: now) }
+    /// Waits until the session is connected again; `false` if it ended instead, or at `deadline`.
+    func waitUntilResumed(deadline: ContinuousClock.Instant) async -> Bool {
+        let id = state.withLock { state -> Int in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
         }
+        // A real deadline, not the injected backoff sleep: request timeouts are wall-clock limits.
+        let timer = Task { [weak self] in
+            try? await Task.sleep(until: deadline)
+            self?.cancelWaiter(id)
+        }
+        defer { timer.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now: Bool? = state.withLock { state in
+                    switch state.connectionState {
+                    case .connected: return true
+                    case .disconnected: return false
+                    case .suspended:
+                        state.resumeWaiters[id] = continuation
+                        return nil
+                    }
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            self.cancelWaiter(id)
+        }
+    }
+
+    private func cancelWaiter(_ id: Int) {
+        let waiter = state.withLock { $0.resumeWaiters.removeValue(forKey: id) }
+        waiter?.resume(returning: false)
     }
 
     // MARK: - Ending
@@ -250,8 +270,8 @@ public final class CastSession: Sendable {
         let (proceed, tasks, waiters) = state.withLock { state -> (Bool, [Task<Void, Never>], [CheckedContinuation<Bool, Never>]) in
             guard !state.isEnding else { return (false, [], []) }
             state.isEnding = true
-            defer { state.resumeWaiters = [] }
-            return (true, state.tasks, state.resumeWaiters)
+            defer { state.resumeWaiters = [:] }
+            return (true, state.tasks, Array(state.resumeWaiters.values))
         }
         guard proceed else { return }
         emit(.willEnd(self))
@@ -309,7 +329,7 @@ public final class CastSession: Sendable {
     /// Sets the device volume, 0…1.
     public func setDeviceVolume(_ level: Double) async throws {
         guard (0...1).contains(level) else {
-            throw CastSessionError(.invalidResponse, "volume \(level) is outside 0…1")
+            throw CastSessionError(.invalidArgument, "volume \(level) is outside 0…1")
         }
         try await receiverCommand(["type": "SET_VOLUME", "volume": ["level": .number(level)]])
     }
@@ -330,6 +350,12 @@ public final class CastSession: Sendable {
     /// Fetches the receiver status now.
     @discardableResult
     public func fetchDeviceStatus() async throws -> DeviceStatus {
+        try requireConnected()
+        return try await fetchDeviceStatusNow()
+    }
+
+    /// GET_STATUS without the connection-state check (the resume path uses it while still suspended).
+    private func fetchDeviceStatusNow() async throws -> DeviceStatus {
         let reply = try await receiverRequest(["type": "GET_STATUS"])
         let status = DeviceStatus(json: reply)
         state.withLock { $0.deviceStatus = status }
@@ -337,10 +363,16 @@ public final class CastSession: Sendable {
         return status
     }
 
-    private func receiverCommand(_ payload: JSONValue) async throws {
-        guard connectionState == .connected else {
-            throw CastSessionError(connectionState == .suspended ? .suspended : .notConnected, "the session is not connected")
+    private func requireConnected() throws {
+        switch connectionState {
+        case .connected: return
+        case .suspended: throw CastSessionError(.suspended, "the session is suspended (reconnecting)")
+        case .disconnected: throw CastSessionError(.notConnected, "the session has ended")
         }
+    }
+
+    private func receiverCommand(_ payload: JSONValue) async throws {
+        try requireConnected()
         let reply = try await receiverRequest(payload)
         guard reply["type"]?.stringValue == "RECEIVER_STATUS" else {
             throw CastSessionError(.invalidResponse, "the receiver answered \(reply["type"]?.stringValue ?? "nothing")", receiverReason: reply["reason"]?.stringValue)
@@ -434,8 +466,10 @@ struct SessionMediaChannel: MediaChannel {
     let options: CastOptions
     let box: SessionBox
 
-    func sendMediaRequest(_ payload: JSONValue, timeout: Duration?) async throws -> JSONValue {
+    func startMediaRequest(_ payload: JSONValue, timeout: Duration?) throws -> MediaReply {
         let timeout = timeout ?? options.requestTimeout
+        let connection = self.connection
+        let transportID = self.transportID
         if let session = box.session, session.connectionState != .connected {
             guard session.connectionState == .suspended, options.requestsWaitWhileSuspended else {
                 throw CastMediaError(
@@ -444,18 +478,24 @@ struct SessionMediaChannel: MediaChannel {
                         ? "the session is suspended (reconnecting)" : "the session has ended"
                 )
             }
-            let resumed = try await withThrowingTaskGroup(of: Bool.self) { group in
-                group.addTask { await session.waitUntilResumed() }
-                group.addTask {
-                    try await session.sleep(timeout)
-                    return false
+            // Wait for the resume (bounded by the request's own timeout), then send.
+            let deadline = ContinuousClock.now + timeout
+            return MediaReply {
+                guard await session.waitUntilResumed(deadline: deadline) else {
+                    if session.connectionState == .disconnected {
+                        throw CastMediaError(.notConnected, "the session ended while the request waited for it to resume")
+                    }
+                    throw CastMediaError(.timedOut, "the session did not resume within \(timeout)")
                 }
-                defer { group.cancelAll() }
-                return try await group.next() ?? false
+                return try await connection.request(
+                    namespace: CastNamespace.media,
+                    to: transportID,
+                    payload: payload,
+                    timeout: deadline - ContinuousClock.now
+                ).json()
             }
-            guard resumed else { throw CastMediaError(.timedOut, "the session did not resume in time") }
         }
-        return try await connection.request(namespace: CastNamespace.media, to: transportID, payload: payload, timeout: timeout)
-            .json()
+        let pending = try connection.startRequest(namespace: CastNamespace.media, to: transportID, payload: payload, timeout: timeout)
+        return MediaReply { try await pending.response().json() }
     }
 }

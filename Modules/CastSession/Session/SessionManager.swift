@@ -146,7 +146,11 @@ public final class SessionManager: Sendable {
     }
 
     /// Connects and launches or joins. `joining` is a session id that must be running (resumption).
-    private func establish(with device: CastDevice, joining sessionID: String?) async throws -> CastSession {
+    private func establish(
+        with device: CastDevice,
+        joining sessionID: String?,
+        joiningApplicationID: String? = nil
+    ) async throws -> CastSession {
         var configuration = CastConnection.Configuration()
         configuration.connectTimeout = options.connectTimeout
         configuration.requestTimeout = options.requestTimeout
@@ -174,7 +178,9 @@ public final class SessionManager: Sendable {
             let application: ApplicationMetadata
             var finalStatus = status
             if let sessionID {
-                guard let running = status.application, running.sessionID == sessionID else {
+                guard let running = status.application, running.sessionID == sessionID, !running.isIdleScreen,
+                    joiningApplicationID == nil || running.applicationID == joiningApplicationID
+                else {
                     throw CastSessionError(.sessionNotFound, "\(device.friendlyName) no longer runs session \(sessionID)")
                 }
                 application = running
@@ -183,6 +189,16 @@ public final class SessionManager: Sendable {
             {
                 application = running
             } else {
+                if let running = status.application, running.applicationID == options.receiverApplicationID,
+                    !running.isIdleScreen
+                {
+                    // Relaunch: end the running instance first, so LAUNCH starts a new session instead of joining.
+                    _ = try await connection.request(
+                        namespace: CastNamespace.receiver,
+                        to: CastEndpoint.receiver,
+                        payload: ["type": "STOP", "sessionId": .string(running.sessionID)]
+                    )
+                }
                 (application, finalStatus) = try await launch(on: connection, watching: watcher, previous: status.application)
             }
             try await connection.openVirtualConnection(to: application.transportID)
@@ -299,11 +315,16 @@ public final class SessionManager: Sendable {
             throw CastSessionError(.sessionNotFound, "there is no saved session to resume")
         }
         try claimStart()
+        updateCastState { _ in .connecting }
         var lastError: CastSessionError?
         let stored = saved.device
         for device in [stored] + candidates.filter({ $0.id != stored.id }) {
             do {
-                let session = try await establish(with: device, joining: saved.sessionID)
+                let session = try await establish(
+                    with: device,
+                    joining: saved.sessionID,
+                    joiningApplicationID: saved.applicationID
+                )
                 state.withLock { state in
                     state.current = session
                     state.isStarting = false

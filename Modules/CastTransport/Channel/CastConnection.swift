@@ -4,6 +4,26 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
+/// A request on the wire, waiting for its reply.
+public struct PendingReply: Sendable {
+    /// The request's `requestId`.
+    public let requestID: Int
+    fileprivate let promise: EventLoopPromise<CastMessage>
+
+    /// Waits for the reply, the timeout or the connection's end.
+    ///
+    /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/requestTimedOut``,
+    ///   ``CastTransportError/Code/connectionClosed``; `CancellationError` when the task is cancelled.
+    public func response() async throws -> CastMessage {
+        let promise = self.promise
+        return try await withTaskCancellationHandler {
+            try await promise.futureResult.get()
+        } onCancel: {
+            promise.fail(CancellationError())
+        }
+    }
+}
+
 /// What happens to a connection, as seen by the layers above it.
 public enum CastConnectionEvent: Sendable, Hashable {
     /// TCP and TLS are up (after the first connect and after every ``CastConnection/reconnect()``).
@@ -345,6 +365,23 @@ public final class CastConnection: Sendable {
         from source: String? = nil,
         timeout: Duration? = nil
     ) async throws -> CastMessage {
+        try await startRequest(namespace: namespace, to: destination, payload: payload, from: source, timeout: timeout)
+            .response()
+    }
+
+    /// Sends a JSON request now and returns a handle for its reply: requests started one after the other reach
+    /// the peer in that order, whenever their replies arrive. ``request(namespace:to:payload:from:timeout:)`` is
+    /// this plus waiting.
+    ///
+    /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/notConnected`` or
+    ///   ``CastTransportError/Code/invalidPayload`` when `payload` is not an object.
+    public func startRequest(
+        namespace: String,
+        to destination: String,
+        payload: JSONValue,
+        from source: String? = nil,
+        timeout: Duration? = nil
+    ) throws -> PendingReply {
         guard case .object(var object) = payload else {
             throw CastTransportError(.invalidPayload, "a request payload must be a JSON object")
         }
@@ -375,11 +412,7 @@ public final class CastConnection: Sendable {
             )
         }
         channel.writeAndFlush(command, promise: written)
-        return try await withTaskCancellationHandler {
-            try await promise.futureResult.get()
-        } onCancel: {
-            promise.fail(CancellationError())
-        }
+        return PendingReply(requestID: requestID, promise: promise)
     }
 
     // MARK: - Virtual connections

@@ -1,0 +1,386 @@
+import CastLogging
+import CastTransport
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Finds Cast devices: `_googlecast._tcp` through avahi-daemon, plus static devices from the options, as one
+/// sorted list with change events. `GCKDiscoveryManager` on Linux.
+///
+/// ```swift
+/// let discovery = DiscoveryManager()
+/// let events = discovery.events()
+/// try discovery.start()              // throws at once when avahi-daemon is not reachable
+/// for await event in events {
+///     if case .added(let device) = event { print(device.friendlyName, device.host, device.port) }
+/// }
+/// ```
+///
+/// Everything runs on Avahi's helper thread and SwiftNIO's event loops; one task applies changes in order, so
+/// every subscriber sees the same sequence and ``devices`` always agrees with the events delivered so far.
+public final class DiscoveryManager: Sendable {
+    /// What to discover and how. Every value has a documented default.
+    public struct Configuration: Sendable {
+        /// Which devices are listed. Defaults to every device (``DiscoveryCriteria/all``).
+        public var criteria = DiscoveryCriteria.all
+        /// Devices that are not on mDNS (made with ``CastDevice/staticDevice(host:port:name:)``): listed, marked
+        /// static, once a TLS connection and `GET_STATUS` succeed. Defaults to none.
+        public var staticDevices: [CastDevice] = []
+        /// Whether to browse mDNS through avahi-daemon. Turn it off to use static devices alone (no daemon needed).
+        /// Defaults to `true`.
+        public var browsesMulticastDNS = true
+        /// The DNS-SD service type. Defaults to `_googlecast._tcp`.
+        public var serviceType = "_googlecast._tcp"
+        /// How long a device that left the network stays listed, so a brief flap (a Wi-Fi roam, a restarting
+        /// daemon) does not remove and re-add it. Defaults to 1.5 s.
+        public var removalDelay: Duration = .milliseconds(1500)
+        /// Limit for each step (connect, TLS, reply) of a probe: static devices and app availability.
+        /// Defaults to 5 s.
+        public var probeTimeout: Duration = .seconds(5)
+        /// How often an unreachable static device is tried again; `nil` tries once. Defaults to 30 s.
+        public var staticRetryInterval: Duration? = .seconds(30)
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What the single processing task consumes.
+    private enum Input: Sendable {
+        case avahi(AvahiEvent)
+        case expire(DeviceRegistry.RecordKey, token: Int)
+        case availability(DeviceRegistry.Availability, deviceID: String, applicationID: String)
+        case staticProbed(CastDevice, reachable: Bool)
+        case staticRetry(CastDevice, token: Int)
+    }
+
+    private struct Run: Sendable {
+        var generation: Int
+        var connection: AvahiConnection?
+        var input: AsyncStream<Input>.Continuation
+        var consumer: Task<Void, Never>?
+    }
+
+    private struct State: Sendable {
+        var run: Run?
+        var generation = 0
+        var registry: DeviceRegistry
+        var timers: [Int: DiscoveryTimer] = [:]
+        var nextToken = 0
+        var probes: [Int: Task<Void, Never>] = [:]
+        var isBrowsing = false
+    }
+
+    /// The settings this manager was made with.
+    public let configuration: Configuration
+    private let scheduler: any DiscoveryScheduler
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let avahiLogger: Logger
+    private let broadcaster = EventBroadcaster<DiscoveryEvent>()
+    private let state: Mutex<State>
+
+    /// Creates a stopped manager.
+    ///
+    /// - Parameters:
+    ///   - configuration: Criteria, static devices, timing.
+    ///   - scheduler: Where the removal debounce and static retries are timed; real time by default.
+    ///   - eventLoopGroup: Where probes connect from.
+    ///   - logger: Where discovery logs (malformed TXT records are warnings); silent by default.
+    public init(
+        configuration: Configuration = Configuration(),
+        scheduler: any DiscoveryScheduler = SystemDiscoveryScheduler(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = .castDisabled
+    ) {
+        self.configuration = configuration
+        self.scheduler = scheduler
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger.withCategory(CastLogCategory.discovery)
+        self.avahiLogger = logger.withCategory(CastLogCategory.discoveryAvahi)
+        self.state = Mutex(State(registry: DeviceRegistry(criteria: configuration.criteria)))
+    }
+
+    deinit {
+        // Stopped without stop(): end the task and the helper thread (this never runs on Avahi's thread).
+        state.withLock { state in
+            state.run?.input.finish()
+            state.run?.consumer?.cancel()
+            state.run?.connection?.close()
+            for timer in state.timers.values { timer.cancel() }
+            for probe in state.probes.values { probe.cancel() }
+        }
+        broadcaster.finish()
+    }
+
+    // MARK: - Lifecycle
+
+    /// Starts browsing and probing static devices. Does nothing when already running, so whatever needs discovery
+    /// can call it.
+    ///
+    /// Returns as soon as the browse is set up; devices arrive through ``events()`` and ``devices``.
+    ///
+    /// - Throws: ``CastDiscoveryError`` — ``CastDiscoveryError/Code/daemonUnavailable`` at once (no waiting, no
+    ///   retry loop) when mDNS is on and avahi-daemon or the D-Bus system bus is not reachable; its message says
+    ///   to start the daemon or use static devices with ``Configuration/browsesMulticastDNS`` off.
+    ///   ``CastDiscoveryError/Code/browseFailed`` when the daemon refuses the browse.
+    public func start() throws {
+        let (stream, input) = AsyncStream.makeStream(of: Input.self)
+        let begun = state.withLock { state -> Int? in
+            guard state.run == nil else { return nil }
+            state.generation += 1
+            state.run = Run(generation: state.generation, connection: nil, input: input, consumer: nil)
+            return state.generation
+        }
+        guard let generation = begun else { return }
+
+        var connection: AvahiConnection?
+        if configuration.browsesMulticastDNS {
+            do {
+                let avahi = try AvahiConnection { event in input.yield(.avahi(event)) }
+                connection = avahi
+                try avahi.browse(serviceType: configuration.serviceType)
+            } catch {
+                connection?.close()
+                state.withLock { $0.run = nil }
+                input.finish()
+                logger.error("discovery cannot start: \(error.message)")
+                throw error
+            }
+        }
+
+        let consumer = Task { [weak self] in
+            for await item in stream {
+                guard let self else { return }
+                self.process(item, generation: generation)
+            }
+        }
+        state.withLock { state in
+            state.run?.connection = connection
+            state.run?.consumer = consumer
+            state.isBrowsing = connection != nil
+        }
+        logger.debug(
+            "discovery started",
+            metadata: ["cast.mdns": "\(connection != nil)", "cast.static": "\(configuration.staticDevices.count)"]
+        )
+        for device in configuration.staticDevices { probeStatic(device, generation: generation) }
+    }
+
+    /// Stops browsing and probing; every listed device is reported ``DiscoveryEvent/removed(_:)``. Discovery can be
+    /// started again. Waits until Avahi's helper thread has stopped.
+    public func stop() async {
+        guard
+            let run = state.withLock({ state -> Run? in
+                defer { state.run = nil; state.isBrowsing = false }
+                return state.run
+            })
+        else { return }
+        run.connection?.close()
+        run.input.finish()
+        run.consumer?.cancel()
+        await run.consumer?.value
+        let effects = state.withLock { state -> [DeviceRegistry.Effect] in
+            for timer in state.timers.values { timer.cancel() }
+            for probe in state.probes.values { probe.cancel() }
+            state.timers = [:]
+            state.probes = [:]
+            return state.registry.removeAll()
+        }
+        for case .event(let event) in effects { broadcaster.yield(event) }
+        logger.debug("discovery stopped")
+    }
+
+    /// Whether ``start()`` succeeded and ``stop()`` has not been called since.
+    public var isRunning: Bool { state.withLock { $0.run != nil } }
+
+    /// Whether mDNS browsing is active (running, enabled, and the daemon has not gone away).
+    public var isBrowsing: Bool { state.withLock { $0.isBrowsing } }
+
+    // MARK: - The list
+
+    /// The listed devices, sorted by friendly name as the Cast dialog sorts them (ignoring case and diacritics,
+    /// numbers by value).
+    public var devices: [CastDevice] { state.withLock { $0.registry.devices } }
+
+    /// Whether any device is listed (`GCKDiscoveryManager.hasDiscoveredDevices`).
+    public var hasDiscoveredDevices: Bool { state.withLock { !$0.registry.isEmpty } }
+
+    /// The listed device with `id`, if any.
+    public func device(withID id: String) -> CastDevice? { state.withLock { $0.registry.device(id: id) } }
+
+    /// A new, independent stream of list changes, from now on (read ``devices`` for the current list first).
+    /// Ending iteration unsubscribes.
+    public func events() -> AsyncStream<DiscoveryEvent> { broadcaster.makeStream() }
+
+    // MARK: - Processing (one task at a time)
+
+    private func process(_ input: Input, generation: Int) {
+        guard state.withLock({ $0.run?.generation == generation }) else { return }
+        switch input {
+        case .avahi(let event):
+            handle(event, generation: generation)
+        case .expire(let key, let token):
+            apply(generation: generation) { state in
+                state.timers.removeValue(forKey: token)
+                return state.registry.expire(key, token: token)
+            }
+        case .availability(let result, let deviceID, let applicationID):
+            apply(generation: generation) {
+                $0.registry.setAvailability(result, deviceID: deviceID, applicationID: applicationID)
+            }
+        case .staticProbed(let device, let reachable):
+            if reachable {
+                apply(generation: generation) { $0.registry.upsert(.configured(device.id), device) }
+            } else if let interval = configuration.staticRetryInterval {
+                let token = state.withLock { state in
+                    state.nextToken += 1
+                    return state.nextToken
+                }
+                let timer = scheduler.schedule(after: interval) { [weak self] in
+                    self?.enqueue(.staticRetry(device, token: token), generation: generation)
+                }
+                state.withLock { $0.timers[token] = timer }
+            }
+        case .staticRetry(let device, let token):
+            state.withLock { _ = $0.timers.removeValue(forKey: token) }
+            probeStatic(device, generation: generation)
+        }
+    }
+
+    private func handle(_ event: AvahiEvent, generation: Int) {
+        let connection = state.withLock { $0.run?.connection }
+        switch event {
+        case .serviceFound(let key):
+            avahiLogger.debug("service found", metadata: ["cast.service": "\(key)"])
+            connection?.resolve(key)
+        case .serviceRemoved(let key):
+            avahiLogger.debug("service removed", metadata: ["cast.service": "\(key)"])
+            connection?.stopResolving(key)
+            apply(generation: generation) { state in
+                let token = state.nextToken
+                state.nextToken += 1
+                return state.registry.markDeparting(.service(key), token: token)
+            }
+        case .resolved(let service):
+            let parsed = CastTXT.parse(service)
+            if !parsed.warnings.isEmpty {
+                logger.warning(
+                    "malformed TXT record of \(service.key): \(parsed.warnings.joined(separator: "; "))",
+                    metadata: ["cast.service": "\(service.key.name)"]
+                )
+            }
+            guard let device = parsed.device else { return }
+            apply(generation: generation) { $0.registry.upsert(.service(service.key), device) }
+        case .resolveFailed(let key, let reason):
+            avahiLogger.debug("cannot resolve \(key): \(reason)")
+        case .allForNow:
+            avahiLogger.debug("initial browse complete")
+        case .browseFailed(let error), .clientFailed(let error):
+            logger.error("mDNS browsing stopped: \(error.message)")
+            connection?.close()
+            apply(generation: generation) { state in
+                state.isBrowsing = false
+                state.run?.connection = nil
+                return state.registry.removeAll { key in
+                    if case .service = key { return true }
+                    return false
+                } + [.event(.failed(error))]
+            }
+        case .groupEstablished, .groupCollision, .groupFailed:
+            break
+        }
+    }
+
+    /// Changes the registry under the lock, then carries out its effects in order, outside the lock.
+    private func apply(generation: Int, _ change: (inout State) -> [DeviceRegistry.Effect]) {
+        let effects = state.withLock { state -> [DeviceRegistry.Effect] in
+            guard state.run?.generation == generation else { return [] }
+            return change(&state)
+        }
+        for effect in effects {
+            switch effect {
+            case .event(let event):
+                broadcaster.yield(event)
+            case .scheduleExpiry(let key, let token):
+                let timer = scheduler.schedule(after: configuration.removalDelay) { [weak self] in
+                    self?.enqueue(.expire(key, token: token), generation: generation)
+                }
+                state.withLock { $0.timers[token] = timer }
+            case .cancelExpiry(let token):
+                state.withLock { $0.timers.removeValue(forKey: token) }?.cancel()
+            case .checkAvailability(let device, let applicationID):
+                checkAvailability(applicationID, on: device, generation: generation)
+            }
+        }
+    }
+
+    private func enqueue(_ input: Input, generation: Int) {
+        state.withLock { state in
+            guard let run = state.run, run.generation == generation else { return }
+            run.input.yield(input)
+        }
+    }
+
+    // MARK: - Probes
+
+    private var probe: DeviceProbe {
+        DeviceProbe(timeout: configuration.probeTimeout, eventLoopGroup: eventLoopGroup, logger: .castDisabled)
+    }
+
+    private func track(generation: Int, _ work: @escaping @Sendable (DeviceProbe) async -> Input?) {
+        let probe = self.probe
+        state.withLock { state in
+            guard state.run?.generation == generation else { return }
+            let id = state.nextToken
+            state.nextToken += 1
+            state.probes[id] = Task { [weak self] in
+                let result = await work(probe)
+                guard let self else { return }
+                self.state.withLock { _ = $0.probes.removeValue(forKey: id) }
+                if let result { self.enqueue(result, generation: generation) }
+            }
+        }
+    }
+
+    private func probeStatic(_ device: CastDevice, generation: Int) {
+        var marked = device
+        marked.isStatic = true
+        let device = marked
+        let logger = self.logger
+        track(generation: generation) { probe in
+            do {
+                _ = try await probe.status(of: device)
+                logger.debug("static device answered", metadata: ["cast.device": "\(device.host):\(device.port)"])
+                return .staticProbed(device, reachable: true)
+            } catch {
+                logger.notice("static device \(device.host):\(device.port) is not reachable: \(error)")
+                return Task.isCancelled ? nil : .staticProbed(device, reachable: false)
+            }
+        }
+    }
+
+    private func checkAvailability(_ applicationID: String, on device: CastDevice, generation: Int) {
+        let logger = self.logger
+        let endpoint = "\(device.host):\(device.port)"
+        track(generation: generation) { probe in
+            do {
+                let available = try await probe.isAvailable(applicationID, on: device)
+                logger.debug("app \(applicationID) available on \(device.id): \(available)")
+                return .availability(
+                    available ? .available : .unavailable,
+                    deviceID: device.id,
+                    applicationID: applicationID
+                )
+            } catch {
+                logger.notice("cannot ask \(device.friendlyName) (\(endpoint)) about app \(applicationID): \(error)")
+                guard !Task.isCancelled else { return nil }
+                return .availability(
+                    .unreachable(endpoint: endpoint),
+                    deviceID: device.id,
+                    applicationID: applicationID
+                )
+            }
+        }
+    }
+}

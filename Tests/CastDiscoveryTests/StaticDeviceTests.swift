@@ -1,0 +1,125 @@
+import CastDiscovery
+import CastReceiver
+import CastTransport
+import Foundation
+import Testing
+
+/// Static devices need no daemon: these run everywhere, with mDNS browsing off.
+@Suite("Static devices and probes (no mDNS)")
+struct StaticDeviceTests {
+    @Test("a reachable static device is listed, marked static, after a TLS connect and GET_STATUS")
+    func reachableStaticDevice() async throws {
+        try await withCastReceiverEmulator { emulator in
+            let device = emulator.devices[0]
+            try await withDiscovery(configure: { configuration in
+                configuration.browsesMulticastDNS = false
+                configuration.staticDevices = [.staticDevice(host: "127.0.0.1", port: device.port, name: "Bench TV")]
+            }) { manager, log in
+                #expect(!manager.isBrowsing)
+                // Subscribers are independent: each gets every event, and one leaving does not end the other.
+                let second = EventLog(manager.events())
+                let third = manager.events()
+                _ = third  // subscribed, then dropped: its stream ends without affecting the others
+                let added = try await log.first("the static device") { $0.isAdded }
+                #expect(try await second.first("the same event for the second subscriber") { $0.isAdded } == added)
+                let listed = try #require(added.device)
+                #expect(listed.isStatic)
+                #expect(listed.friendlyName == "Bench TV")
+                #expect(listed.id == "static:127.0.0.1:\(device.port)")
+                #expect(listed.host == "127.0.0.1")
+                #expect(manager.devices == [listed])
+                #expect(manager.hasDiscoveredDevices)
+            }
+            // The probe closed its connection (the emulator notices a moment later).
+            try await waitUntil("the probe's connection to close") { device.connectionCount == 0 }
+        }
+    }
+
+    @Test("an unreachable static device is not listed and is tried again on the scheduler until it answers")
+    func unreachableStaticDeviceIsRetried() async throws {
+        let scheduler = ManualDiscoveryScheduler()
+        var configuration = DeviceConfiguration(friendlyName: "Late", port: 0)
+        // Find a free port, then leave it closed until the retry.
+        let probe = try CastReceiverEmulator(devices: [configuration])
+        try await probe.start()
+        let port = probe.devices[0].port
+        await probe.stop()
+        configuration.port = port
+
+        try await withDiscovery(
+            scheduler: scheduler,
+            configure: { configuration in
+                configuration.browsesMulticastDNS = false
+                configuration.staticDevices = [.staticDevice(host: "127.0.0.1", port: port)]
+                configuration.staticRetryInterval = .seconds(30)
+                configuration.probeTimeout = .seconds(2)
+            }
+        ) { manager, log in
+            await withDeadlineOrFail(.seconds(15), "the retry timer") { await scheduler.waitForTimers(count: 1) }
+            #expect(scheduler.pendingDelays == [.seconds(30)])
+            #expect(manager.devices.isEmpty)
+            #expect(!manager.hasDiscoveredDevices)
+
+            try await withCastReceiverEmulator(devices: [configuration]) { _ in
+                scheduler.advance(by: .seconds(30))
+                let added = try await log.first("the static device after the retry") { $0.isAdded }
+                #expect(added.device?.port == port)
+                #expect(added.device?.isStatic == true)
+            }
+        }
+    }
+
+    @Test("app criteria apply to static devices: listed only where GET_APP_AVAILABILITY says APP_AVAILABLE")
+    func staticDevicesAndApplicationCriteria() async throws {
+        var withDMR = DeviceConfiguration(friendlyName: "Has DMR", port: 0)
+        withDMR.apps = EmulatedApp.standardRegistry
+        var withoutDMR = DeviceConfiguration(friendlyName: "No DMR", port: 0)
+        withoutDMR.apps = [.echo()]
+        try await withCastReceiverEmulator(devices: [withDMR, withoutDMR]) { emulator in
+            let (good, bad) = (emulator.devices[0].port, emulator.devices[1].port)
+            let capture = LogCapture()
+            try await withDiscovery(
+                logCapture: capture,
+                configure: { configuration in
+                    configuration.browsesMulticastDNS = false
+                    configuration.criteria = .application(DiscoveryCriteria.defaultMediaReceiverID)
+                    configuration.staticDevices = [
+                        .staticDevice(host: "127.0.0.1", port: good, name: "Has DMR"),
+                        .staticDevice(host: "127.0.0.1", port: bad, name: "No DMR"),
+                    ]
+                }
+            ) { manager, log in
+                let added = try await log.first("the device with the app") { $0.isAdded }
+                #expect(added.device?.port == good)
+                // The other one answered GET_STATUS, was asked about the app, said no, and stays unlisted.
+                _ = try await capture.message(containing: "app CC1AD845 available on static:127.0.0.1:\(bad): false")
+                _ = try await capture.message(containing: "app CC1AD845 available on static:127.0.0.1:\(good): true")
+                #expect(manager.devices.map(\.friendlyName) == ["Has DMR"])
+            }
+        }
+    }
+
+    @Test("stop without start, and start with nothing to do, are harmless; an empty network lists nothing")
+    func emptyConfigurations() async throws {
+        let manager = DiscoveryManager()
+        await manager.stop()
+        var configuration = DiscoveryManager.Configuration()
+        configuration.browsesMulticastDNS = false
+        let idle = DiscoveryManager(configuration: configuration)
+        try idle.start()
+        #expect(idle.isRunning)
+        #expect(idle.devices.isEmpty)
+        #expect(!idle.hasDiscoveredDevices)
+        await idle.stop()
+        #expect(!idle.isRunning)
+    }
+}
+
+/// Waits (bounded) until `condition` holds; for state that has no event of its own, such as a closed connection.
+func waitUntil(_ what: String, within limit: Duration = .seconds(15), _ condition: @escaping @Sendable () -> Bool)
+    async throws
+{
+    try await withDeadline(limit, what) {
+        while !condition() { try await Task.sleep(for: .milliseconds(10)) }
+    }
+}
