@@ -25,7 +25,7 @@ struct CastCommand: AsyncParsableCommand {
             PrevCommand.self, SkipAdCommand.self,
             QueueCommand.self, TracksCommand.self,
             LaunchCommand.self, AppCommand.self, LeaveCommand.self, SendCommand.self, ListenCommand.self,
-            RemoteCommand.self, DemoCommand.self,
+            RemoteCommand.self, ConfigCommand.self, DemoCommand.self,
         ]
     )
 

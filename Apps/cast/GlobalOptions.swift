@@ -4,6 +4,8 @@ import CastDiscovery
 import CastLogging
 import CastMedia
 import CastSession
+import CastStyleConfig
+import Foundation
 import CastTransport
 import Logging
 
@@ -23,7 +25,8 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: "Minimum log level (trace, debug, info, notice, warning, error, critical, off).")
     var logLevel: String?
     @Option(help: "Log filter: CATEGORY-GLOB=LEVEL or /REGEX/[i], comma separated.") var logFilter: String?
-    @Option(help: "Seconds to wait for devices and replies.") var timeout: Double = 10
+    @Option(help: "Seconds to wait for devices and replies (default: the profile's request timeout, 10 s).")
+    var timeout: Double?
 
     /// The --host entries as static devices.
     var staticDevices: [CastDevice] {
@@ -44,7 +47,7 @@ struct GlobalOptions: ParsableArguments {
     }
 
     func validate() throws {
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        if let timeout { guard timeout > 0 else { throw ValidationError("--timeout must be positive") } }
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1…65535") }
     }
 }
@@ -65,21 +68,57 @@ struct CLIRuntime: Sendable {
     let style: ControllerStyle
     let isTTY: Bool
 
+    /// The effective profile (options, logging, style) with where each value came from.
+    let profile: ResolvedProfile
+    /// How long discovery waits for devices.
+    let discoveryWait: Double
+
     init(_ global: GlobalOptions, configure: (inout CastOptions) -> Void = { _ in }) throws {
         self.global = global
-        let filter = try LogFilter(level: global.logLevel ?? "warning", filterSpec: global.logFilter)
+        let environment = ProcessInfo.processInfo.environment
+        // Command-line flags are the top layer of the profile resolution (CLI > environment > profile > defaults).
+        var overrides: [String: String] = [:]
+        if let style = global.style { overrides["style.path"] = style }
+        if let timeout = global.timeout {
+            overrides["timeouts.request"] = "\(Int(timeout * 1000))ms"
+            overrides["timeouts.connect"] = "\(Int(timeout * 1000))ms"
+        }
+        if let level = global.logLevel { overrides["logging.level"] = level }
+        profile = try ProfileResolver.standard(
+            cliOverrides: overrides,
+            explicitProfilePath: global.profile,
+            environment: environment
+        ).resolve()
+
+        var filter = profile.logFilter
+        if profile.value(forKey: "logging.level")?.source.kind == .builtInDefault {
+            filter.minimumLevel = .warning  // a CLI is quiet unless asked
+        }
+        if let spec = global.logFilter {
+            let extra = try LogFilter(level: nil, filterSpec: spec)
+            filter.categoryLevels += extra.categoryLevels
+            filter.messagePatterns += extra.messagePatterns
+        }
         LoggingBootstrap.once(filter)
         logger = Logger(label: CastLogCategory.app)
-        var options = CastOptions()
-        options.requestTimeout = .milliseconds(Int64(global.timeout * 1000))
-        options.connectTimeout = .milliseconds(Int64(global.timeout * 1000))
-        options.staticDevices = global.staticDevices
+
+        var options = profile.options
+        options.staticDevices += global.staticDevices
         configure(&options)
         self.options = options
+        discoveryWait = global.timeout ?? 3
         isTTY = Terminal.isTTY(STDOUT_FILENO) && Terminal.isTTY(STDIN_FILENO)
-        let colorsAllowed = isTTY && getenv("NO_COLOR") == nil && !global.json
-        style = colorsAllowed ? .colorful : .plain
+        let mode = global.json ? TerminalColorMode.none : TerminalColorMode.detect(environment: environment, isTTY: isTTY)
+        style = ControllerStyle(style: profile.style, view: .miniController, mode: mode)
+        expandedStyle = ControllerStyle(style: profile.style, view: .expandedController, mode: mode)
+        dialogStyle = ControllerStyle(style: profile.style, view: .castDialog, mode: mode)
+        overlayStyle = ControllerStyle(style: profile.style, view: .introductoryOverlay, mode: mode)
     }
+
+    /// Styles for the expanded controller, the device picker and the introductory overlay.
+    let expandedStyle: ControllerStyle
+    let dialogStyle: ControllerStyle
+    let overlayStyle: ControllerStyle
 
     func makeContext() -> CastContext { CastContext(options: options, logger: logger) }
 
@@ -125,6 +164,8 @@ struct CLIRuntime: Sendable {
                 return error.code == .requestTimedOut ? (CastExit.timedOut, "timeout") : (CastExit.noDevice, "no-device")
             case is CastLoggingError, is ValidationError:
                 return (CastExit.usage, "usage")
+            case is CastConfigError:
+                return (CastExit.usage, "configuration")
             case let error as CLIError:
                 return (error.exit, error.kind)
             default:
@@ -146,6 +187,7 @@ struct CLIRuntime: Sendable {
         if !global.host.isEmpty { return (global.staticDevices, nil) }
         var configuration = DiscoveryManager.Configuration()
         configuration.staticDevices = options.staticDevices
+        configuration.criteria = profile.discoveryCriteria
         let manager = DiscoveryManager(configuration: configuration, logger: logger)
         let events = manager.events()
         var problem: String?
@@ -154,7 +196,7 @@ struct CLIRuntime: Sendable {
         } catch {
             problem = "\(error)"
         }
-        let deadline = ContinuousClock.now + .milliseconds(Int64(global.timeout * 1000))
+        let deadline = ContinuousClock.now + .milliseconds(Int64(discoveryWait * 1000))
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await _ in events where until(manager.devices) { return }
@@ -192,7 +234,7 @@ struct CLIRuntime: Sendable {
         case 1:
             return devices[0]
         default:
-            if isTTY, !global.json, let chosen = await DevicePicker(style: style).choose(from: devices) { return chosen }
+            if isTTY, !global.json, let chosen = await DevicePicker(style: dialogStyle).choose(from: devices) { return chosen }
             throw CLIError(.usage, "several devices found; choose one with --device" + listing(devices))
         }
     }
@@ -284,17 +326,3 @@ enum LoggingBootstrap {
     }
 }
 
-extension ControllerStyle {
-    /// The built-in colored style for terminals that allow colors (until an XML style replaces it).
-    static let colorful: ControllerStyle = {
-        var style = ControllerStyle.plain
-        style.heading = "\u{1B}[1m"
-        style.caption = "\u{1B}[2m"
-        style.button = "\u{1B}[36m"
-        style.progressFilled = "\u{1B}[46m"
-        style.progressUnfilled = "\u{1B}[100m"
-        style.progressAd = "\u{1B}[43m"
-        style.reset = "\u{1B}[0m"
-        return style
-    }()
-}

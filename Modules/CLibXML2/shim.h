@@ -4,6 +4,12 @@
 #ifndef CLIBXML2_SHIM_H
 #define CLIBXML2_SHIM_H
 
+// Debian builds libxml2 with ICU, whose headers then clash with the ICU copy inside Foundation
+// ("'UErrorCode' has different definitions") in any module that sees both. We never use libxml2's ICU
+// converter structures, so the headers are read without ICU.
+#include <libxml/xmlversion.h>
+#undef LIBXML_ICU_ENABLED
+
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>

@@ -90,7 +90,7 @@ struct PlayCommand: AsyncParsableCommand {
         if session == nil {
             let device = try await runtime.resolveDevice()
             if runtime.isTTY, !runtime.global.json,
-                let hint = IntroductoryOverlay(stateDirectory: StatePaths.directory).consume(deviceName: device.friendlyName, style: runtime.style)
+                let hint = IntroductoryOverlay(stateDirectory: StatePaths.directory).consume(deviceName: device.friendlyName, style: runtime.overlayStyle)
             {
                 runtime.say(hint)
             }

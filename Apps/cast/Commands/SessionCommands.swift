@@ -145,7 +145,7 @@ struct SendCommand: AsyncParsableCommand {
                 }
                 try await channel.sendTextMessage(text)
                 if waitReply {
-                    let reply = try await firstMessage(replies, within: runtime.global.timeout)
+                    let reply = try await firstMessage(replies, within: runtime.global.timeout ?? 10)
                     runtime.emit(json: ["reply": .string(reply)], text: reply)
                 } else {
                     runtime.emit(json: ["sent": true], text: "sent")
@@ -216,7 +216,7 @@ struct RemoteCommand: AsyncParsableCommand {
             }
             if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
             _ = try? await session.fetchDeviceStatus()
-            let outcome = await PlayerController(session: session, style: runtime.style, interactive: true).run(layout: .expanded)
+            let outcome = await PlayerController(session: session, style: runtime.expandedStyle, interactive: true).run(layout: .expanded)
             await context.sessionManager.endSession(stopCasting: outcome == .stopped)
         } catch {
             throw runtime.fail(error)
