@@ -37,21 +37,12 @@ func processFigures() -> (rssMiB: Double, threads: Int) {
     var line = [CChar](repeating: 0, count: 256)
     while fgets(&line, Int32(line.count), file) != nil {
         let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let number = Double(text.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init)?
-            .trimmingCharacters(in: "\t\n ") ?? "") ?? 0
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+        let number = fields.count > 1 ? Double(fields[1]) ?? 0 : 0
         if text.hasPrefix("VmRSS:") { rss = number / 1024 }
         if text.hasPrefix("Threads:") { threads = Int(number) }
     }
     return (rss, threads)
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var text = Substring(self)
-        while let first = text.first, set.contains(first) { text = text.dropFirst() }
-        while let last = text.last, set.contains(last) { text = text.dropLast() }
-        return String(text)
-    }
 }
 
 func raiseDescriptorLimit() {

@@ -25,13 +25,18 @@ enum OpenSSLErrorQueue {
 }
 
 /// Owns a memory BIO holding PEM text, for reading certificates and keys out of Swift strings.
+///
+/// `BIO_new_mem_buf` does not copy: the bytes must stay alive while the BIO is used, so everything happens inside
+/// the buffer's scope.
 func withMemoryBIO<Result>(_ text: String, _ body: (OpaquePointer) throws -> Result) throws -> Result {
     let bytes = Array(text.utf8)
-    guard let bio = bytes.withUnsafeBytes({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
-        throw OpenSSLErrorQueue.error(.tlsFailure, "BIO_new_mem_buf failed")
+    return try bytes.withUnsafeBytes { buffer in
+        guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else {
+            throw OpenSSLErrorQueue.error(.tlsFailure, "BIO_new_mem_buf failed")
+        }
+        defer { BIO_free(bio) }
+        return try body(bio)
     }
-    defer { BIO_free(bio) }
-    return try body(bio)
 }
 
 /// Reads everything written into a memory BIO.
