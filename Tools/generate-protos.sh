@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates Modules/CastTransport/Generated/cast_channel.pb.swift from the .proto with Debian's protoc and
 # swift-protobuf's protoc-gen-swift (built from the mirrored package at the version Package.swift resolves).
-# The output is committed; building the plugin takes about a minute, so CI runs `--check` only when
-# CAST_CHECK_PROTOS=1 (the check regenerates and fails on any difference).
+# The output is committed; `--check` (run by Tools/test.sh, about a minute) regenerates into a temporary folder
+# and fails on any difference.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

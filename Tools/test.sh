@@ -24,6 +24,29 @@ count() {
     total_failed=$((total_failed + ${failed:-0}))
 }
 
+echo "== swift format lint (.swift-format; generated protobuf code excluded)"
+git ls-files -z '*.swift' | grep -zv "/Generated/" | xargs -0 swift format lint --strict --configuration .swift-format --parallel > "$log" 2>&1
+lint_status=$?
+if [ "$lint_status" = 0 ] && [ ! -s "$log" ]; then
+    echo "lint: clean"
+    total_passed=$((total_passed + 1))
+else
+    head -20 "$log"
+    echo "lint: $(wc -l < "$log") findings (fix with: swift format format -i <files>)"
+    total_failed=$((total_failed + 1))
+    status=1
+fi
+
+echo "== generated protobuf code is fresh (Debian protoc + swift-protobuf's plugin)"
+if Tools/generate-protos.sh --check > "$log" 2>&1; then
+    tail -1 "$log"
+    total_passed=$((total_passed + 1))
+else
+    tail -20 "$log"
+    total_failed=$((total_failed + 1))
+    status=1
+fi
+
 echo "== swift build"
 swift build --build-tests 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\]"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; echo "total: 0 passed, 1 failed"; exit 1; }

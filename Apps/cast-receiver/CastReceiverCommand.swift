@@ -118,7 +118,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
         let emulator = try CastReceiverEmulator(devices: configurations, clock: clock, wireLog: log, logger: logger)
         try await emulator.start()
         for device in emulator.devices {
-            say("cast-receiver: \"\(device.configuration.friendlyName)\" id=\(device.configuration.id) on \(device.host):\(device.port)")
+            say(
+                "cast-receiver: \"\(device.configuration.friendlyName)\" id=\(device.configuration.id) on \(device.host):\(device.port)"
+            )
         }
         let publisher = noMDNS ? nil : await advertise(emulator.devices, logger: logger)
         say("cast-receiver: ready (Ctrl-C to stop)")

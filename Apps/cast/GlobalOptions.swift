@@ -5,8 +5,8 @@ import CastLogging
 import CastMedia
 import CastSession
 import CastStyleConfig
-import Foundation
 import CastTransport
+import Foundation
 import Logging
 
 #if canImport(Glibc)
@@ -108,7 +108,8 @@ struct CLIRuntime: Sendable {
         self.options = options
         discoveryWait = global.timeout ?? 3
         isTTY = Terminal.isTTY(STDOUT_FILENO) && Terminal.isTTY(STDIN_FILENO)
-        let mode = global.json ? TerminalColorMode.none : TerminalColorMode.detect(environment: environment, isTTY: isTTY)
+        let mode =
+            global.json ? TerminalColorMode.none : TerminalColorMode.detect(environment: environment, isTTY: isTTY)
         style = ControllerStyle(style: profile.style, view: .miniController, mode: mode)
         expandedStyle = ControllerStyle(style: profile.style, view: .expandedController, mode: mode)
         dialogStyle = ControllerStyle(style: profile.style, view: .castDialog, mode: mode)
@@ -148,7 +149,8 @@ struct CLIRuntime: Sendable {
             switch error {
             case let error as CastSessionError:
                 switch error.code {
-                case .connectFailed, .sessionNotFound, .notConnected, .connectionLost, .resumeFailed: return (CastExit.noDevice, "no-device")
+                case .connectFailed, .sessionNotFound, .notConnected, .connectionLost, .resumeFailed:
+                    return (CastExit.noDevice, "no-device")
                 case .timedOut: return (CastExit.timedOut, "timeout")
                 case .invalidNamespace: return (CastExit.usage, "usage")
                 default: return (CastExit.failed, "receiver")
@@ -161,7 +163,8 @@ struct CLIRuntime: Sendable {
                 default: return (CastExit.failed, "receiver")
                 }
             case let error as CastTransportError:
-                return error.code == .requestTimedOut ? (CastExit.timedOut, "timeout") : (CastExit.noDevice, "no-device")
+                return error.code == .requestTimedOut
+                    ? (CastExit.timedOut, "timeout") : (CastExit.noDevice, "no-device")
             case is CastLoggingError, is ValidationError:
                 return (CastExit.usage, "usage")
             case is CastConfigError:
@@ -173,7 +176,14 @@ struct CLIRuntime: Sendable {
             }
         }()
         if global.json {
-            say(JSONValue.object(["error": ["kind": .string(kind), "message": .string("\(error)"), "exitCode": .number(Double(code.rawValue))]]).jsonString)
+            say(
+                JSONValue.object([
+                    "error": [
+                        "kind": .string(kind), "message": .string("\(error)"),
+                        "exitCode": .number(Double(code.rawValue)),
+                    ]
+                ]).jsonString
+            )
         } else {
             warn("error: \(error)")
         }
@@ -183,7 +193,9 @@ struct CLIRuntime: Sendable {
     // MARK: Devices
 
     /// Finds devices (static and mDNS) for up to --timeout seconds, returning early once `until` is satisfied.
-    func discoverDevices(until: @escaping @Sendable ([CastDevice]) -> Bool = { _ in false }) async -> (devices: [CastDevice], problem: String?) {
+    func discoverDevices(until: @escaping @Sendable ([CastDevice]) -> Bool = { _ in false }) async -> (
+        devices: [CastDevice], problem: String?
+    ) {
         if !global.host.isEmpty { return (global.staticDevices, nil) }
         var configuration = DiscoveryManager.Configuration()
         configuration.staticDevices = options.staticDevices
@@ -223,7 +235,9 @@ struct CLIRuntime: Sendable {
             return devices.contains { $0.id.lowercased() == wanted || $0.friendlyName.lowercased() == wanted }
         }
         if let wanted {
-            if let match = devices.first(where: { $0.id.lowercased() == wanted || $0.friendlyName.lowercased() == wanted }) {
+            if let match = devices.first(where: {
+                $0.id.lowercased() == wanted || $0.friendlyName.lowercased() == wanted
+            }) {
                 return match
             }
             throw CLIError(.noDevice, "no device named '\(global.device!)'" + listing(devices))
@@ -234,13 +248,17 @@ struct CLIRuntime: Sendable {
         case 1:
             return devices[0]
         default:
-            if isTTY, !global.json, let chosen = await DevicePicker(style: dialogStyle).choose(from: devices) { return chosen }
+            if isTTY, !global.json, let chosen = await DevicePicker(style: dialogStyle).choose(from: devices) {
+                return chosen
+            }
             throw CLIError(.usage, "several devices found; choose one with --device" + listing(devices))
         }
     }
 
     private func listing(_ devices: [CastDevice]) -> String {
-        devices.isEmpty ? "" : ":\n" + devices.map { "  \($0.friendlyName)  (\($0.id), \($0.host):\($0.port))" }.joined(separator: "\n")
+        devices.isEmpty
+            ? ""
+            : ":\n" + devices.map { "  \($0.friendlyName)  (\($0.id), \($0.host):\($0.port))" }.joined(separator: "\n")
     }
 
     // MARK: Sessions
@@ -252,7 +270,10 @@ struct CLIRuntime: Sendable {
         do {
             session = try await context.sessionManager.resumeSavedSession(candidates: options.staticDevices)
         } catch let error as CastSessionError where error.code == .sessionNotFound {
-            throw CLIError(.noDevice, "no running session to control; start one with 'cast play URL' (\(error.message))")
+            throw CLIError(
+                .noDevice,
+                "no running session to control; start one with 'cast play URL' (\(error.message))"
+            )
         }
         do {
             let result = try await body(session)
@@ -267,7 +288,10 @@ struct CLIRuntime: Sendable {
     /// The session's media client, or a clear error when the app has none.
     func mediaClient(_ session: CastSession) throws -> RemoteMediaClient {
         guard let client = session.remoteMediaClient else {
-            throw CLIError(.failed, "the running app (\(session.application.name ?? session.application.applicationID)) does not play media")
+            throw CLIError(
+                .failed,
+                "the running app (\(session.application.name ?? session.application.applicationID)) does not play media"
+            )
         }
         return client
     }
@@ -325,4 +349,3 @@ enum LoggingBootstrap {
         CastLoggingSystem.bootstrap(filter: filter)
     }
 }
-

@@ -29,7 +29,13 @@ public struct ControllerStyle: Sendable, Hashable {
             "forward": "⏩", "muteOn": "🔇", "muteOff": "🔊", "subtitles": "CC", "queue": "☰", "live": "● LIVE",
             "ad": "AD", "cast": "⎚",
         ],
-        heading: "", body: "", caption: "", button: "", progressFilled: "", progressUnfilled: "", progressAd: "",
+        heading: "",
+        body: "",
+        caption: "",
+        button: "",
+        progressFilled: "",
+        progressUnfilled: "",
+        progressAd: "",
         reset: ""
     )
 

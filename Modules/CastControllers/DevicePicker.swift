@@ -20,11 +20,17 @@ public struct DevicePicker: Sendable {
         var drawn = 0
         func draw() {
             var output = drawn > 0 ? "\u{1B}[\(drawn)A\r" : ""
-            var lines = [style.paint("Cast to:", style.heading) + style.paint("  ↑/↓ choose, Enter cast, q cancel", style.caption)]
+            var lines = [
+                style.paint("Cast to:", style.heading)
+                    + style.paint("  ↑/↓ choose, Enter cast, q cancel", style.caption)
+            ]
             for (index, device) in devices.enumerated() {
                 let marker = index == selected ? style.paint("›", style.button) : " "
                 let name = index == selected ? style.paint(device.friendlyName, style.heading) : device.friendlyName
-                lines.append(" \(marker) \(name)" + style.paint("  \(device.modelName ?? "")  \(device.host):\(device.port)", style.caption))
+                lines.append(
+                    " \(marker) \(name)"
+                        + style.paint("  \(device.modelName ?? "")  \(device.host):\(device.port)", style.caption)
+                )
             }
             output += lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n")
             terminal.write(output)
@@ -62,7 +68,10 @@ public struct IntroductoryOverlay: Sendable {
     public func text(deviceName: String, style: ControllerStyle) -> String {
         style.paint("\(style.glyph("cast")) Found \(deviceName).", style.heading) + "\n"
             + style.paint("  Cast something:      cast play https://example.com/video.mp4", style.body) + "\n"
-            + style.paint("  Control it later:    cast remote   (or cast pause, cast seek +30, cast status)", style.body) + "\n"
+            + style.paint(
+                "  Control it later:    cast remote   (or cast pause, cast seek +30, cast status)",
+                style.body
+            ) + "\n"
     }
 
     /// Returns the hint once: the first call writes the marker, later calls return `nil`.

@@ -185,7 +185,8 @@ public final class PlayerController: Sendable {
         let others = active.filter { id in !textTracks.contains { $0.id == id } }
         switch currentIndex {
         case nil: return client.setActiveTrackIDs(others + (textTracks.first.map { [$0.id] } ?? []))
-        case let index? where index + 1 < textTracks.count: return client.setActiveTrackIDs(others + [textTracks[index + 1].id])
+        case let index? where index + 1 < textTracks.count:
+            return client.setActiveTrackIDs(others + [textTracks[index + 1].id])
         default: return client.setActiveTrackIDs(others)
         }
     }
@@ -234,7 +235,8 @@ public final class PlayerController: Sendable {
         let left = TimeFormatting.clock(position)
         let right = TimeFormatting.clock(media.media?.duration)
         let barWidth = max(10, width - left.count - right.count - 4)
-        return style.paint(left, style.caption) + "  " + style.progressBar(fraction: fraction, width: barWidth, isAd: media.isPlayingAd)
+        return style.paint(left, style.caption) + "  "
+            + style.progressBar(fraction: fraction, width: barWidth, isAd: media.isPlayingAd)
             + "  " + style.paint(right, style.caption)
     }
 
@@ -249,14 +251,18 @@ public final class PlayerController: Sendable {
 
     private func miniLines(_ snapshot: StatusSnapshot) -> [String] {
         let width = interactive ? terminal.size.columns : 100
-        let title = snapshot.media?.media?.metadata?.displayTitle ?? snapshot.media?.media?.contentID ?? "Nothing playing"
+        let title =
+            snapshot.media?.media?.metadata?.displayTitle ?? snapshot.media?.media?.contentID ?? "Nothing playing"
         var first = style.paint(stateGlyph(snapshot), style.button) + " " + style.paint(title, style.heading)
-        if let subtitle = snapshot.media?.media?.metadata?.displaySubtitle { first += style.paint("  \(subtitle)", style.caption) }
+        if let subtitle = snapshot.media?.media?.metadata?.displaySubtitle {
+            first += style.paint("  \(subtitle)", style.caption)
+        }
         first += style.paint("  on \(snapshot.deviceName)", style.caption)
         if session.connectionState == .suspended { first += style.paint("  (reconnecting…)", style.caption) }
         var second = progressLine(snapshot, width: min(width, 80) - 2)
         if let ad = snapshot.media?.adBreakStatus {
-            second += "  " + style.paint(style.glyph("ad"), style.button)
+            second +=
+                "  " + style.paint(style.glyph("ad"), style.button)
                 + (ad.isSkippable ? " a: skip" : " skip in \(Int((ad.secondsUntilSkippable ?? 0).rounded()))s")
         }
         var lines = [first, second]
@@ -277,7 +283,10 @@ public final class PlayerController: Sendable {
         case .suspended: connection = "suspended — reconnecting…"
         case .disconnected: connection = "disconnected"
         }
-        lines.append(style.paint("\(style.glyph("cast")) \(snapshot.deviceName)", style.heading) + style.paint("  \(connection)", style.caption))
+        lines.append(
+            style.paint("\(style.glyph("cast")) \(snapshot.deviceName)", style.heading)
+                + style.paint("  \(connection)", style.caption)
+        )
         lines.append("")
         let metadata = snapshot.media?.media?.metadata
         // Artwork placeholder: a box holding the image's file name, as terminals cannot show the picture.
@@ -287,29 +296,45 @@ public final class PlayerController: Sendable {
         for row in 0..<3 {
             let text = row == 1 ? String(art.prefix(boxWidth - 2)) : ""
             let padding = boxWidth - text.count
-            lines.append("  │" + String(repeating: " ", count: padding / 2) + style.paint(text, style.caption)
-                + String(repeating: " ", count: padding - padding / 2) + "│")
+            lines.append(
+                "  │" + String(repeating: " ", count: padding / 2) + style.paint(text, style.caption)
+                    + String(repeating: " ", count: padding - padding / 2) + "│"
+            )
         }
         lines.append("  └" + String(repeating: "─", count: boxWidth) + "┘")
         lines.append("")
-        lines.append(style.paint(metadata?.displayTitle ?? snapshot.media?.media?.contentID ?? "Nothing playing", style.heading))
-        if let subtitle = metadata?.subtitle ?? metadata?.seriesTitle { lines.append(style.paint(subtitle, style.body)) }
+        lines.append(
+            style.paint(metadata?.displayTitle ?? snapshot.media?.media?.contentID ?? "Nothing playing", style.heading)
+        )
+        if let subtitle = metadata?.subtitle ?? metadata?.seriesTitle {
+            lines.append(style.paint(subtitle, style.body))
+        }
         if let studio = metadata?.studio ?? metadata?.artist { lines.append(style.paint(studio, style.caption)) }
         lines.append("")
         lines.append(progressLine(snapshot, width: width - 2))
-        let playPause = snapshot.media?.playerState == .playing
+        let playPause =
+            snapshot.media?.playerState == .playing
             ? style.glyph(snapshot.media?.isLiveStream == true ? "stop" : "pause") : style.glyph("play")
-        var controls = [style.glyph("skipPrevious"), style.glyph("rewind"), playPause, style.glyph("forward"), style.glyph("skipNext")]
-            .map { style.paint($0, style.button) }.joined(separator: "   ")
+        var controls = [
+            style.glyph("skipPrevious"), style.glyph("rewind"), playPause, style.glyph("forward"),
+            style.glyph("skipNext"),
+        ]
+        .map { style.paint($0, style.button) }.joined(separator: "   ")
         let textTracks = (snapshot.media?.media?.tracks ?? []).filter { $0.kind == .text }
         if !textTracks.isEmpty { controls += "   " + style.paint(style.glyph("subtitles"), style.button) }
         let volume = snapshot.deviceVolume.map { "\(Int(($0 * 100).rounded()))%" } ?? "?"
-        controls += "   " + style.paint(style.glyph(snapshot.deviceMuted == true ? "muteOn" : "muteOff"), style.button) + " \(volume)"
+        controls +=
+            "   " + style.paint(style.glyph(snapshot.deviceMuted == true ? "muteOn" : "muteOff"), style.button)
+            + " \(volume)"
         if let rate = snapshot.media?.playbackRate, rate != 1 { controls += "   ×\(rate)" }
         lines.append(controls)
         if let ad = snapshot.media?.adBreakStatus {
-            lines.append(style.paint(style.glyph("ad"), style.button)
-                + (ad.isSkippable ? "  press a to skip the ad" : "  skip available in \(Int((ad.secondsUntilSkippable ?? 0).rounded())) s"))
+            lines.append(
+                style.paint(style.glyph("ad"), style.button)
+                    + (ad.isSkippable
+                        ? "  press a to skip the ad"
+                        : "  skip available in \(Int((ad.secondsUntilSkippable ?? 0).rounded())) s")
+            )
         }
         if !textTracks.isEmpty {
             let active = textTracks.first { snapshot.media?.activeTrackIDs.contains($0.id) == true }
@@ -323,13 +348,16 @@ public final class PlayerController: Sendable {
             for id in (client.queue.itemIDs ?? []).prefix(max(1, rows - lines.count - 3)) {
                 let item = client.queue.cachedItem(withID: id) ?? snapshot.media?.items?.first { $0.itemID == id }
                 let marker = id == snapshot.media?.currentItemID ? style.glyph("play") : " "
-                lines.append("  \(marker) \(item?.media.metadata?.displayTitle ?? item?.media.contentID ?? "item \(id)")")
+                lines.append(
+                    "  \(marker) \(item?.media.metadata?.displayTitle ?? item?.media.contentID ?? "item \(id)")"
+                )
             }
         }
         // Fill to the bottom but never past it: one line too many would scroll the header away.
         lines = Array(lines.prefix(max(1, rows - 3)))
         while lines.count < rows - 3 { lines.append("") }
-        let help = width >= 130
+        let help =
+            width >= 130
             ? "space ⏯  ←/→ ±10s  </> ±30s  n/p next/prev  a skip ad  c subtitles  [/] rate  +/- volume  m mute  u queue  s stop  q leave"
             : "space ⏯  ←/→ seek  n/p next/prev  a ad  c subs  [/] rate  +/- vol  m mute  u queue  s stop  q leave"
         lines.append(style.paint(String((view.withLock { $0.message } ?? "").prefix(width - 1)), style.caption))

@@ -38,7 +38,8 @@ public struct StatusSnapshot: Sendable {
         if let client = session.remoteMediaClient, let status = client.mediaStatus {
             media = status
             position = client.approximateStreamPosition
-            if let ids = client.queue.itemIDs ?? status.items?.compactMap(\.itemID), let current = status.currentItemID {
+            if let ids = client.queue.itemIDs ?? status.items?.compactMap(\.itemID), let current = status.currentItemID
+            {
                 queueIndex = ids.firstIndex(of: current)
                 queueCount = ids.count
             }
@@ -103,7 +104,9 @@ public struct StatusSnapshot: Sendable {
 
     /// Human-readable lines.
     public func lines(style: ControllerStyle = .plain) -> [String] {
-        var lines = [style.paint("\(deviceName)", style.heading) + style.paint("  \(host):\(port)  \(connection)", style.caption)]
+        var lines = [
+            style.paint("\(deviceName)", style.heading) + style.paint("  \(host):\(port)  \(connection)", style.caption)
+        ]
         var app = "app: \(appName ?? appID ?? "none")"
         if let deviceVolume {
             app += "  volume \(Int((deviceVolume * 100).rounded()))%\(deviceMuted == true ? " (muted)" : "")"
@@ -114,17 +117,27 @@ public struct StatusSnapshot: Sendable {
             return lines
         }
         let title = media.media?.metadata?.displayTitle ?? media.media?.contentID ?? "untitled"
-        lines.append(style.paint(title, style.heading) + (media.media?.metadata?.displaySubtitle.map { style.paint("  \($0)", style.caption) } ?? ""))
+        lines.append(
+            style.paint(title, style.heading)
+                + (media.media?.metadata?.displaySubtitle.map { style.paint("  \($0)", style.caption) } ?? "")
+        )
         var state = "\(playerState.lowercased())"
         if let reason = media.idleReason { state += " (\(reason.rawValue.lowercased()))" }
-        let time = media.isLiveStream
-            ? style.glyph("live") : "\(TimeFormatting.clock(position ?? media.currentTime)) / \(TimeFormatting.clock(media.media?.duration))"
+        let time =
+            media.isLiveStream
+            ? style.glyph("live")
+            : "\(TimeFormatting.clock(position ?? media.currentTime)) / \(TimeFormatting.clock(media.media?.duration))"
         var info = "\(state)  \(time)"
         if media.playbackRate != 1 { info += "  ×\(media.playbackRate)" }
         if let queueIndex, let queueCount { info += "  item \(queueIndex + 1)/\(queueCount)" }
-        if !media.activeTrackIDs.isEmpty { info += "  tracks \(media.activeTrackIDs.map(String.init).joined(separator: ","))" }
+        if !media.activeTrackIDs.isEmpty {
+            info += "  tracks \(media.activeTrackIDs.map(String.init).joined(separator: ","))"
+        }
         if let ad = media.adBreakStatus {
-            info += ad.isSkippable ? "  \(style.glyph("ad")) skippable" : "  \(style.glyph("ad")) skip in \(Int((ad.secondsUntilSkippable ?? 0).rounded()))s"
+            info +=
+                ad.isSkippable
+                ? "  \(style.glyph("ad")) skippable"
+                : "  \(style.glyph("ad")) skip in \(Int((ad.secondsUntilSkippable ?? 0).rounded()))s"
         }
         lines.append(style.paint(info, style.body))
         return lines

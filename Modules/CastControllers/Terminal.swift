@@ -92,7 +92,10 @@ public final class Terminal: Sendable {
     /// dispatch read source on the descriptor, no polling.
     public func keys() -> AsyncStream<Key> {
         let (stream, continuation) = AsyncStream.makeStream(of: Key.self)
-        let source = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: DispatchQueue(label: "cast.terminal.keys"))
+        let source = DispatchSource.makeReadSource(
+            fileDescriptor: STDIN_FILENO,
+            queue: DispatchQueue(label: "cast.terminal.keys")
+        )
         let decoder = KeyDecoder()
         source.setEventHandler {
             var buffer = [UInt8](repeating: 0, count: 64)
@@ -120,7 +123,9 @@ final class KeyDecoder: Sendable {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == 0x1B {
-                if index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "[") || bytes[index + 1] == UInt8(ascii: "O") {
+                if index + 2 < bytes.count,
+                    bytes[index + 1] == UInt8(ascii: "[") || bytes[index + 1] == UInt8(ascii: "O")
+                {
                     switch bytes[index + 2] {
                     case UInt8(ascii: "A"): keys.append(.up)
                     case UInt8(ascii: "B"): keys.append(.down)
@@ -130,7 +135,8 @@ final class KeyDecoder: Sendable {
                     }
                     index += 3
                     // Skip the rest of longer sequences such as ESC [ 1 ; 5 C.
-                    while index < bytes.count, bytes[index - 1] < 0x40 || bytes[index - 1] > 0x7E, bytes[index] != 0x1B {
+                    while index < bytes.count, bytes[index - 1] < 0x40 || bytes[index - 1] > 0x7E, bytes[index] != 0x1B
+                    {
                         index += 1
                     }
                     continue

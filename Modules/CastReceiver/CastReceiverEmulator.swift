@@ -36,7 +36,13 @@ public final class CastReceiverEmulator: Sendable {
         }
         self.clock = clock
         self.devices = prepared.map {
-            EmulatedDevice(configuration: $0, clock: clock, eventLoopGroup: eventLoopGroup, wireLog: wireLog, logger: logger)
+            EmulatedDevice(
+                configuration: $0,
+                clock: clock,
+                eventLoopGroup: eventLoopGroup,
+                wireLog: wireLog,
+                logger: logger
+            )
         }
     }
 

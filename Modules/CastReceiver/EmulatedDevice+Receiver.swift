@@ -3,7 +3,8 @@ import CastTransport
 /// The platform endpoint `receiver-0`: GET_STATUS, LAUNCH, STOP, SET_VOLUME, GET_APP_AVAILABILITY
 /// (cast-protocol.md §6).
 extension EmulatedDevice {
-    func handleReceiver(_ request: JSONValue, from requester: Requester, state: inout State, now: Double) -> [Outgoing] {
+    func handleReceiver(_ request: JSONValue, from requester: Requester, state: inout State, now: Double) -> [Outgoing]
+    {
         let requestId = request["requestId"]?.intValue ?? 0
         guard let type = request["type"]?.stringValue else {
             return reply(["type": "INVALID_REQUEST", "reason": "INVALID_COMMAND"], requestId, to: requester, state)
@@ -13,7 +14,9 @@ extension EmulatedDevice {
             return reply(receiverStatus(state), requestId, to: requester, state)
 
         case "GET_APP_AVAILABILITY":
-            let ids = request["appId"]?.arrayValue?.compactMap(\.stringValue) ?? request["appId"]?.stringValue.map { [$0] } ?? []
+            let ids =
+                request["appId"]?.arrayValue?.compactMap(\.stringValue) ?? request["appId"]?.stringValue.map { [$0] }
+                ?? []
             var availability: [String: JSONValue] = [:]
             for id in ids {
                 availability[id] = configuration.apps.contains { $0.id == id } ? "APP_AVAILABLE" : "APP_UNAVAILABLE"
@@ -39,7 +42,12 @@ extension EmulatedDevice {
 
         case "STOP":
             if let sessionID = request["sessionId"]?.stringValue, sessionID != state.running.sessionID {
-                return reply(["type": "INVALID_REQUEST", "reason": "INVALID_SESSION_ID"], requestId, to: requester, state)
+                return reply(
+                    ["type": "INVALID_REQUEST", "reason": "INVALID_SESSION_ID"],
+                    requestId,
+                    to: requester,
+                    state
+                )
             }
             var out = stopRunningApp(state: &state)
             out += statusAfterLifecycleChange(requestId: requestId, requester: requester, state: state)
@@ -135,7 +143,13 @@ extension EmulatedDevice {
         state.mediaTimer?.cancel()
         state.mediaTimer = nil
         let sessionID = configuration.sessionIDGenerator()
-        state.running = RunningApp(app: .backdrop, sessionID: sessionID, transportID: sessionID, launch: nil, player: nil)
+        state.running = RunningApp(
+            app: .backdrop,
+            sessionID: sessionID,
+            transportID: sessionID,
+            launch: nil,
+            player: nil
+        )
         return out
     }
 
@@ -190,7 +204,8 @@ extension EmulatedDevice {
                 connection: peer.connection,
                 message: CastMessage(
                     sourceID: CastEndpoint.receiver,
-                    destinationID: state.faults.addressesRepliesToBroadcast ? CastEndpoint.broadcast : requester.senderID,
+                    destinationID: state.faults.addressesRepliesToBroadcast
+                        ? CastEndpoint.broadcast : requester.senderID,
                     namespace: CastNamespace.receiver,
                     json: payload
                 )

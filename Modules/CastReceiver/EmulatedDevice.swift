@@ -317,7 +317,12 @@ public final class EmulatedDevice: Sendable {
         }
         if message.destinationID == CastEndpoint.receiver, message.namespace == CastNamespace.receiver {
             guard let json = try? message.json(), json.objectValue != nil else { return [] }
-            return handleReceiver(json, from: Requester(connectionID: id, senderID: message.sourceID), state: &state, now: now)
+            return handleReceiver(
+                json,
+                from: Requester(connectionID: id, senderID: message.sourceID),
+                state: &state,
+                now: now
+            )
         }
         guard message.destinationID == state.running.transportID,
             state.running.app.namespaces.contains(message.namespace)
@@ -405,7 +410,8 @@ public final class EmulatedDevice: Sendable {
                         connection: peer.connection,
                         message: CastMessage(
                             sourceID: transportID,
-                            destinationID: faults.addressesRepliesToBroadcast ? CastEndpoint.broadcast : requester.senderID,
+                            destinationID: faults.addressesRepliesToBroadcast
+                                ? CastEndpoint.broadcast : requester.senderID,
                             namespace: CastNamespace.media,
                             json: delivery.payload
                         )

@@ -88,8 +88,9 @@ public final class ManualEmulatorClock: EmulatorClock {
         let target = state.withLock { $0.now + seconds }
         while true {
             let due: Timer? = state.withLock { state in
-                guard let next = state.timers.values.filter({ $0.deadline <= target })
-                    .min(by: { ($0.deadline, $0.sequence) < ($1.deadline, $1.sequence) })
+                guard
+                    let next = state.timers.values.filter({ $0.deadline <= target })
+                        .min(by: { ($0.deadline, $0.sequence) < ($1.deadline, $1.sequence) })
                 else { return nil }
                 state.timers.removeValue(forKey: next.sequence)
                 state.now = max(state.now, next.deadline)

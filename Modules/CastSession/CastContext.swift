@@ -44,6 +44,11 @@ public final class CastContext: Sendable {
     ) {
         self.options = options
         self.logger = logger
-        self.sessionManager = SessionManager(options: options, eventLoopGroup: eventLoopGroup, sleep: sleep, logger: logger)
+        self.sessionManager = SessionManager(
+            options: options,
+            eventLoopGroup: eventLoopGroup,
+            sleep: sleep,
+            logger: logger
+        )
     }
 }

@@ -34,7 +34,12 @@ public struct CastMessage: Sendable, Hashable {
 
     /// Creates a message with a JSON payload.
     public init(sourceID: String, destinationID: String, namespace: String, json: JSONValue) {
-        self.init(sourceID: sourceID, destinationID: destinationID, namespace: namespace, payload: .string(json.jsonString))
+        self.init(
+            sourceID: sourceID,
+            destinationID: destinationID,
+            namespace: namespace,
+            payload: .string(json.jsonString)
+        )
     }
 
     /// The payload parsed as JSON.
@@ -87,7 +92,10 @@ extension CastMessage {
             }
         case .binary:
             guard proto.hasPayloadBinary else {
-                throw CastTransportError(.payloadMismatch, "a BINARY message on \(proto.namespace) has no binary payload")
+                throw CastTransportError(
+                    .payloadMismatch,
+                    "a BINARY message on \(proto.namespace) has no binary payload"
+                )
             }
             payload = .binary(Array(proto.payloadBinary))
         }

@@ -7,7 +7,8 @@ import Testing
 @Suite struct CommandParsingTests {
     @Test func playParsesEveryOption() throws {
         let command = try PlayCommand.parse([
-            "https://a.example/x.mp4", "https://a.example/y.mp3", "--title", "X", "--subtitle", "S", "--image", "https://i",
+            "https://a.example/x.mp4", "https://a.example/y.mp3", "--title", "X", "--subtitle", "S", "--image",
+            "https://i",
             "--content-type", "video/webm", "--stream-type", "live", "--start", "12", "--rate", "1.5",
             "--subtitles", "https://a.example/x.vtt", "--subtitles-lang", "de", "--queue", "--repeat", "shuffle",
             "--app", "A1B2C3D4", "--android-tv", "--credentials", "tok", "--credentials-type", "android", "--detach",
@@ -32,7 +33,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("90", 90.0, false), ("+30", 30.0, true), ("-10", -10.0, true), ("1:30", 90.0, false), ("1:02:03", 3723.0, false),
+        ("90", 90.0, false), ("+30", 30.0, true), ("-10", -10.0, true), ("1:30", 90.0, false),
+        ("1:02:03", 3723.0, false),
     ])
     func seekPositions(text: String, seconds: Double, relative: Bool) throws {
         let parsed = try #require(TimeFormatting.parseSeek(text))
@@ -59,7 +61,9 @@ import Testing
     }
 
     @Test func hostForms() throws {
-        let command = try StatusCommand.parse(["--host", "10.0.0.2", "--host", "[fe80::1]:8010", "--host", "tv.local:8009", "--port", "8011"])
+        let command = try StatusCommand.parse([
+            "--host", "10.0.0.2", "--host", "[fe80::1]:8010", "--host", "tv.local:8009", "--port", "8011",
+        ])
         let devices = command.global.staticDevices
         #expect(devices.map(\.host) == ["10.0.0.2", "fe80::1", "tv.local"])
         #expect(devices.map(\.port) == [8011, 8010, 8009])

@@ -27,7 +27,12 @@ final class LocalHTTPSServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let operations = channel.pipeline.syncOperations
                     try operations.addHandler(
-                        makeTLSHandler(context: context, serverHostname: nil, handshakeTimeout: .seconds(5), handshakePromise: nil)
+                        makeTLSHandler(
+                            context: context,
+                            serverHostname: nil,
+                            handshakeTimeout: .seconds(5),
+                            handshakePromise: nil
+                        )
                     )
                     try operations.configureHTTPServerPipeline()
                     try operations.addHandler(ImageServerHandler(body: body, box: box))
@@ -83,7 +88,10 @@ private final class ImageServerHandler: ChannelInboundHandler {
                 payload = [UInt8](repeating: 7, count: 64 * 1024)
             }
             headers.add(name: "Content-Length", value: "\(payload.count)")
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
+                promise: nil
+            )
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: payload)))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
@@ -97,7 +105,12 @@ func makeTemporaryDirectory() -> String {
 }
 
 @Suite struct ImageCacheTests {
-    static let identity = Result { try TLSIdentity.makeSelfSigned(commonName: "localhost", subjectAlternativeNames: ["DNS:localhost", "IP:127.0.0.1"]) }
+    static let identity = Result {
+        try TLSIdentity.makeSelfSigned(
+            commonName: "localhost",
+            subjectAlternativeNames: ["DNS:localhost", "IP:127.0.0.1"]
+        )
+    }
     let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 1, count: 1000)
 
     @Test func downloadsOverVerifiedHTTPSAndCaches() async throws {
@@ -173,7 +186,15 @@ func makeTemporaryDirectory() -> String {
         let picker = SizeMatchingImagePicker()
         #expect(picker.image(from: metadata, for: ImageHints(usage: .expandedControllerBackground))?.url == "large")
         #expect(picker.image(from: metadata, for: ImageHints(usage: .miniController))?.url == "small")
-        #expect(picker.image(from: metadata, for: ImageHints(usage: .queueItem, preferredWidth: 300, preferredHeight: 300))?.url == "medium")
-        #expect(picker.image(from: metadata, for: ImageHints(usage: .queueItem, preferredWidth: 2000, preferredHeight: 2000))?.url == "large")
+        #expect(
+            picker.image(from: metadata, for: ImageHints(usage: .queueItem, preferredWidth: 300, preferredHeight: 300))?
+                .url == "medium"
+        )
+        #expect(
+            picker.image(
+                from: metadata,
+                for: ImageHints(usage: .queueItem, preferredWidth: 2000, preferredHeight: 2000)
+            )?.url == "large"
+        )
     }
 }

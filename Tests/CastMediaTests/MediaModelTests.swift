@@ -20,10 +20,19 @@ import Testing
         metadata["com.example.rating"] = "PG"
         media.metadata = metadata
         media.duration = 5400.5
-        var audio = MediaTrack(id: 2, kind: .audio, contentID: "audio-de", contentType: "audio/mp4", name: "Deutsch", language: "de")
+        var audio = MediaTrack(
+            id: 2,
+            kind: .audio,
+            contentID: "audio-de",
+            contentType: "audio/mp4",
+            name: "Deutsch",
+            language: "de"
+        )
         audio.roles = ["main", "dub"]
         audio.customData = ["codec": "ac3"]
-        media.tracks = [.subtitles(id: 1, url: "https://media.example.com/en.vtt", language: "en-US", name: "English"), audio]
+        media.tracks = [
+            .subtitles(id: 1, url: "https://media.example.com/en.vtt", language: "en-US", name: "English"), audio,
+        ]
         media.textTrackStyle = Self.fullStyle()
         var adBreak = AdBreakInfo(id: "b1", breakClipIDs: ["bc1", "bc2"], position: 0)
         adBreak.duration = 30
@@ -145,11 +154,28 @@ import Testing
         #expect(media.metadata?.kind == .movie)
         #expect(media.metadata?.title == "Example Movie")
         #expect(media.metadata?.studio == "Example Studio")
-        #expect(media.metadata?.images == [WebImage(url: "https://media.example.com/poster.jpg", width: 600, height: 900)])
-        #expect(media.tracks == [.subtitles(id: 1, url: "https://media.example.com/en.vtt", language: "en-US", name: "English")])
+        #expect(
+            media.metadata?.images == [WebImage(url: "https://media.example.com/poster.jpg", width: 600, height: 900)]
+        )
+        #expect(
+            media.tracks == [
+                .subtitles(id: 1, url: "https://media.example.com/en.vtt", language: "en-US", name: "English")
+            ]
+        )
         #expect(media.textTrackStyle?.edgeType == "OUTLINE")
         #expect(media.textTrackStyle?.fontScale == 1)
-        #expect(media.adBreakClips == [AdBreakClipInfo(id: "bc1", contentID: "https://ads.example.com/ad1.mp4", contentType: "video/mp4", duration: 15, title: "Ad", whenSkippable: 5)])
+        #expect(
+            media.adBreakClips == [
+                AdBreakClipInfo(
+                    id: "bc1",
+                    contentID: "https://ads.example.com/ad1.mp4",
+                    contentType: "video/mp4",
+                    duration: 15,
+                    title: "Ad",
+                    whenSkippable: 5
+                )
+            ]
+        )
         #expect(media.adBreaks == [AdBreakInfo(id: "b1", breakClipIDs: ["bc1"], position: 0)])
         #expect(media.customData == ["catalogId": "m-42"])
         #expect(try JSONDecoder().decode(MediaInformation.self, from: Data(text.utf8)) == media)
@@ -285,15 +311,21 @@ import Testing
         try Self.roundTrip(TextTrackStyle())
         #expect(TextTrackStyle().json == [:], "an empty style sends no keys")
         let style = Self.fullStyle().json
-        #expect(style.objectValue?.keys.sorted() == [
-            "backgroundColor", "customData", "edgeColor", "edgeType", "fontFamily", "fontGenericFamily", "fontScale",
-            "fontStyle", "foregroundColor", "windowColor", "windowRoundedCornerRadius", "windowType",
-        ])
+        #expect(
+            style.objectValue?.keys.sorted() == [
+                "backgroundColor", "customData", "edgeColor", "edgeType", "fontFamily", "fontGenericFamily",
+                "fontScale",
+                "fontStyle", "foregroundColor", "windowColor", "windowRoundedCornerRadius", "windowType",
+            ]
+        )
         let audio = try #require(Self.fullMedia().tracks?.last)
-        #expect(audio.json == [
-            "trackId": 2, "type": "AUDIO", "trackContentId": "audio-de", "trackContentType": "audio/mp4", "name": "Deutsch",
-            "language": "de", "roles": ["main", "dub"], "customData": ["codec": "ac3"],
-        ])
+        #expect(
+            audio.json == [
+                "trackId": 2, "type": "AUDIO", "trackContentId": "audio-de", "trackContentType": "audio/mp4",
+                "name": "Deutsch",
+                "language": "de", "roles": ["main", "dub"], "customData": ["codec": "ac3"],
+            ]
+        )
         #expect {
             try MediaTrack(json: ["type": "TEXT"])
         } throws: { ($0 as? CastMediaError)?.code == .invalidResponse }
@@ -302,11 +334,15 @@ import Testing
     @Test func adBreaksAndClipsRoundTrip() throws {
         for adBreak in Self.fullMedia().adBreaks ?? [] { try Self.roundTrip(adBreak) }
         for clip in Self.fullMedia().adBreakClips ?? [] { try Self.roundTrip(clip) }
-        #expect(Self.fullClip().json == [
-            "id": "bc1", "contentId": "https://ads.example.com/ad1.mp4", "contentUrl": "https://cdn.example.com/ad1.mp4",
-            "contentType": "video/mp4", "duration": 15, "title": "Ad", "posterUrl": "https://ads.example.com/ad1.jpg",
-            "clickThroughUrl": "https://advertiser.example.com", "whenSkippable": 5, "customData": ["campaign": 7],
-        ])
+        #expect(
+            Self.fullClip().json == [
+                "id": "bc1", "contentId": "https://ads.example.com/ad1.mp4",
+                "contentUrl": "https://cdn.example.com/ad1.mp4",
+                "contentType": "video/mp4", "duration": 15, "title": "Ad",
+                "posterUrl": "https://ads.example.com/ad1.jpg",
+                "clickThroughUrl": "https://advertiser.example.com", "whenSkippable": 5, "customData": ["campaign": 7],
+            ]
+        )
         let postRoll = try #require(Self.fullMedia().adBreaks?.last)
         #expect(postRoll.json == ["id": "b2", "breakClipIds": ["bc2"], "position": -1, "isWatched": true])
         #expect {
@@ -362,9 +398,15 @@ import Testing
         #expect(queue.json["repeatMode"] == "REPEAT_ALL_AND_SHUFFLE")
         #expect(queue.json["startIndex"] == 1)
         #expect(queue.json["items"]?.arrayValue?.count == 2)
-        #expect(RepeatMode.allCases.map(\.rawValue) == ["REPEAT_OFF", "REPEAT_ALL", "REPEAT_SINGLE", "REPEAT_ALL_AND_SHUFFLE"])
+        #expect(
+            RepeatMode.allCases.map(\.rawValue) == [
+                "REPEAT_OFF", "REPEAT_ALL", "REPEAT_SINGLE", "REPEAT_ALL_AND_SHUFFLE",
+            ]
+        )
 
-        let tolerant = try QueueData(json: ["items": "nope", "repeatMode": "REPEAT_SOMETIMES", "shuffle": true, "entity": "x"])
+        let tolerant = try QueueData(json: [
+            "items": "nope", "repeatMode": "REPEAT_SOMETIMES", "shuffle": true, "entity": "x",
+        ])
         #expect(tolerant.items.isEmpty)
         #expect(tolerant.repeatMode == nil)
     }
@@ -480,7 +522,9 @@ import Testing
 
         let nullMedia: JSONValue = [
             "mediaSessionId": 1, "playerState": "PAUSED",
-            "media": ["contentId": "a", "contentType": "video/mp4", "metadata": .null, "duration": .null, "tracks": .null],
+            "media": [
+                "contentId": "a", "contentType": "video/mp4", "metadata": .null, "duration": .null, "tracks": .null,
+            ],
         ]
         let paused = try MediaStatus(json: nullMedia)
         #expect(paused.playerState == .paused)
@@ -514,6 +558,10 @@ import Testing
     @Test func videoInfoDefaultsToSDR() throws {
         try Self.roundTrip(VideoInfo(width: 1920, height: 1080))
         #expect(try VideoInfo(json: ["width": 1280, "height": 720]).hdrType == "sdr")
-        #expect(VideoInfo(width: 3840, height: 2160, hdrType: "dv").json == ["width": 3840, "height": 2160, "hdrType": "dv"])
+        #expect(
+            VideoInfo(width: 3840, height: 2160, hdrType: "dv").json == [
+                "width": 3840, "height": 2160, "hdrType": "dv",
+            ]
+        )
     }
 }

@@ -79,7 +79,9 @@ import Testing
         _ = try await queue.item(at: 0)
         #expect(queue.cachedItem(withID: 2) != nil)
 
-        client.receive(["type": "QUEUE_CHANGE", "changeType": "INSERT", "itemIds": [10, 11], "insertBefore": 3, "sequenceNumber": 1])
+        client.receive([
+            "type": "QUEUE_CHANGE", "changeType": "INSERT", "itemIds": [10, 11], "insertBefore": 3, "sequenceNumber": 1,
+        ])
         #expect(queue.itemIDs == [1, 2, 10, 11, 3, 4])
         client.receive(["type": "QUEUE_CHANGE", "changeType": "INSERT", "itemIds": [12], "sequenceNumber": 2])
         #expect(queue.itemIDs == [1, 2, 10, 11, 3, 4, 12], "no insertBefore appends")
@@ -101,7 +103,10 @@ import Testing
 
         // A reorder (UPDATE) makes the ids unknown; the next read reloads them.
         fake.ids.withLock { $0 = [4, 3, 2] }
-        client.receive(["type": "QUEUE_CHANGE", "changeType": "UPDATE", "itemIds": [4, 3], "reorderItemIds": [4, 3], "sequenceNumber": 6])
+        client.receive([
+            "type": "QUEUE_CHANGE", "changeType": "UPDATE", "itemIds": [4, 3], "reorderItemIds": [4, 3],
+            "sequenceNumber": 6,
+        ])
         #expect(queue.itemIDs == nil)
         #expect(try await queue.item(at: 0).itemID == 4)
         #expect(queue.itemIDs == [4, 3, 2])

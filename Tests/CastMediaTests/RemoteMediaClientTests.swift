@@ -26,13 +26,19 @@ import Testing
         request.credentialsType = "android"
         request.customData = ["k": "v"]
         let sent = try await Self.payload { $0.load(request) }
-        #expect(sent == [
-            "type": "LOAD", "media": media.json, "autoplay": false, "currentTime": 12.5, "playbackRate": 1.5,
-            "activeTrackIds": [1], "credentials": "opaque-user-token", "credentialsType": "android", "customData": ["k": "v"],
-        ])
+        #expect(
+            sent == [
+                "type": "LOAD", "media": media.json, "autoplay": false, "currentTime": 12.5, "playbackRate": 1.5,
+                "activeTrackIds": [1], "credentials": "opaque-user-token", "credentialsType": "android",
+                "customData": ["k": "v"],
+            ]
+        )
 
         let simple = try await Self.payload { $0.loadMedia(media) }
-        #expect(simple == ["type": "LOAD", "media": media.json, "autoplay": true], "no mediaSessionId and no requestId")
+        #expect(
+            simple == ["type": "LOAD", "media": media.json, "autoplay": true],
+            "no mediaSessionId and no requestId"
+        )
         let resumed = try await Self.payload { $0.loadMedia(media, autoplay: false, currentTime: 30) }
         #expect(resumed == ["type": "LOAD", "media": media.json, "autoplay": false, "currentTime": 30])
 
@@ -46,7 +52,11 @@ import Testing
 
     @Test func transportCommands() async throws {
         #expect(try await Self.payload { $0.play() } == ["type": "PLAY", "mediaSessionId": 7])
-        #expect(try await Self.payload { $0.play(customData: ["a": 1]) } == ["type": "PLAY", "mediaSessionId": 7, "customData": ["a": 1]])
+        #expect(
+            try await Self.payload { $0.play(customData: ["a": 1]) } == [
+                "type": "PLAY", "mediaSessionId": 7, "customData": ["a": 1],
+            ]
+        )
         #expect(try await Self.payload { $0.pause() } == ["type": "PAUSE", "mediaSessionId": 7])
         #expect(try await Self.payload { $0.stop() } == ["type": "STOP", "mediaSessionId": 7])
         #expect(try await Self.payload { $0.skipAd() } == ["type": "SKIP_AD", "mediaSessionId": 7])
@@ -54,31 +64,54 @@ import Testing
     }
 
     @Test func seekPayloads() async throws {
-        #expect(try await Self.payload { $0.seek(.to(120, resumeState: .play)) }
-            == ["type": "SEEK", "mediaSessionId": 7, "currentTime": 120, "resumeState": "PLAYBACK_START"])
-        #expect(try await Self.payload { $0.seek(.by(-10)) } == ["type": "SEEK", "mediaSessionId": 7, "relativeTime": -10])
-        #expect(try await Self.payload { $0.seek(.by(15, resumeState: .pause)) }
-            == ["type": "SEEK", "mediaSessionId": 7, "relativeTime": 15, "resumeState": "PLAYBACK_PAUSE"])
-        #expect(try await Self.payload { $0.seek(SeekOptions(interval: 3.5, customData: ["why": "chapter"])) }
-            == ["type": "SEEK", "mediaSessionId": 7, "currentTime": 3.5, "customData": ["why": "chapter"]])
+        #expect(
+            try await Self.payload { $0.seek(.to(120, resumeState: .play)) }
+                == ["type": "SEEK", "mediaSessionId": 7, "currentTime": 120, "resumeState": "PLAYBACK_START"]
+        )
+        #expect(
+            try await Self.payload { $0.seek(.by(-10)) } == ["type": "SEEK", "mediaSessionId": 7, "relativeTime": -10]
+        )
+        #expect(
+            try await Self.payload { $0.seek(.by(15, resumeState: .pause)) }
+                == ["type": "SEEK", "mediaSessionId": 7, "relativeTime": 15, "resumeState": "PLAYBACK_PAUSE"]
+        )
+        #expect(
+            try await Self.payload { $0.seek(SeekOptions(interval: 3.5, customData: ["why": "chapter"])) }
+                == ["type": "SEEK", "mediaSessionId": 7, "currentTime": 3.5, "customData": ["why": "chapter"]]
+        )
     }
 
     @Test func rateVolumeAndTrackPayloads() async throws {
-        #expect(try await Self.payload { $0.setPlaybackRate(1.5, customData: ["x": true]) }
-            == ["type": "SET_PLAYBACK_RATE", "mediaSessionId": 7, "playbackRate": 1.5, "customData": ["x": true]])
-        #expect(try await Self.payload { $0.setStreamVolume(0.5) }
-            == ["type": "SET_VOLUME", "mediaSessionId": 7, "volume": ["level": 0.5]])
-        #expect(try await Self.payload { $0.setStreamMuted(true) }
-            == ["type": "SET_VOLUME", "mediaSessionId": 7, "volume": ["muted": true]])
-        #expect(try await Self.payload { $0.setActiveTrackIDs([]) }
-            == ["type": "EDIT_TRACKS_INFO", "mediaSessionId": 7, "activeTrackIds": []])
-        #expect(try await Self.payload { $0.setActiveTrackIDs([1, 3]) }
-            == ["type": "EDIT_TRACKS_INFO", "mediaSessionId": 7, "activeTrackIds": [1, 3]])
+        #expect(
+            try await Self.payload { $0.setPlaybackRate(1.5, customData: ["x": true]) }
+                == ["type": "SET_PLAYBACK_RATE", "mediaSessionId": 7, "playbackRate": 1.5, "customData": ["x": true]]
+        )
+        #expect(
+            try await Self.payload { $0.setStreamVolume(0.5) }
+                == ["type": "SET_VOLUME", "mediaSessionId": 7, "volume": ["level": 0.5]]
+        )
+        #expect(
+            try await Self.payload { $0.setStreamMuted(true) }
+                == ["type": "SET_VOLUME", "mediaSessionId": 7, "volume": ["muted": true]]
+        )
+        #expect(
+            try await Self.payload { $0.setActiveTrackIDs([]) }
+                == ["type": "EDIT_TRACKS_INFO", "mediaSessionId": 7, "activeTrackIds": []]
+        )
+        #expect(
+            try await Self.payload { $0.setActiveTrackIDs([1, 3]) }
+                == ["type": "EDIT_TRACKS_INFO", "mediaSessionId": 7, "activeTrackIds": [1, 3]]
+        )
         var style = TextTrackStyle()
         style.fontScale = 1.2
         style.edgeType = "DROP_SHADOW"
-        #expect(try await Self.payload { $0.setTextTrackStyle(style) }
-            == ["type": "EDIT_TRACKS_INFO", "mediaSessionId": 7, "textTrackStyle": ["fontScale": 1.2, "edgeType": "DROP_SHADOW"]])
+        #expect(
+            try await Self.payload { $0.setTextTrackStyle(style) }
+                == [
+                    "type": "EDIT_TRACKS_INFO", "mediaSessionId": 7,
+                    "textTrackStyle": ["fontScale": 1.2, "edgeType": "DROP_SHADOW"],
+                ]
+        )
     }
 
     @Test func queuePayloads() async throws {
@@ -91,29 +124,67 @@ import Testing
             return item.json
         }
 
-        #expect(try await Self.payload { $0.queueLoad([withID, b], startIndex: 1, repeatMode: .single, currentTime: 4, customData: ["q": 1]) }
-            == ["type": "QUEUE_LOAD", "items": [clean(withID), b.json], "startIndex": 1, "repeatMode": "REPEAT_SINGLE",
-                "currentTime": 4, "customData": ["q": 1]])
-        #expect(try await Self.payload { $0.queueInsert([withID, b], before: 3) }
-            == ["type": "QUEUE_INSERT", "mediaSessionId": 7, "items": [clean(withID), b.json], "insertBefore": 3],
-            "receiver-assigned ids are stripped: items with itemId are rejected")
-        #expect(try await Self.payload { $0.queueInsert([b]) } == ["type": "QUEUE_INSERT", "mediaSessionId": 7, "items": [b.json]])
-        #expect(try await Self.payload { $0.queueInsertAndPlay(withID, before: 5) }
-            == ["type": "QUEUE_INSERT", "mediaSessionId": 7, "items": [clean(withID)], "currentItemIndex": 0, "insertBefore": 5])
-        #expect(try await Self.payload { $0.queueRemove([2, 4]) } == ["type": "QUEUE_REMOVE", "mediaSessionId": 7, "itemIds": [2, 4]])
-        #expect(try await Self.payload { $0.queueReorder([4, 3], before: 1) }
-            == ["type": "QUEUE_REORDER", "mediaSessionId": 7, "itemIds": [4, 3], "insertBefore": 1])
-        #expect(try await Self.payload { $0.queueMove(itemID: 2, before: nil) }
-            == ["type": "QUEUE_REORDER", "mediaSessionId": 7, "itemIds": [2]])
-        #expect(try await Self.payload { $0.queueJump(toItemID: 3) } == ["type": "QUEUE_UPDATE", "mediaSessionId": 7, "currentItemId": 3])
-        #expect(try await Self.payload { $0.queueJump(toItemID: 3, playPosition: 12) }
-            == ["type": "QUEUE_UPDATE", "mediaSessionId": 7, "currentItemId": 3, "currentTime": 12])
+        #expect(
+            try await Self.payload {
+                $0.queueLoad([withID, b], startIndex: 1, repeatMode: .single, currentTime: 4, customData: ["q": 1])
+            }
+                == [
+                    "type": "QUEUE_LOAD", "items": [clean(withID), b.json], "startIndex": 1,
+                    "repeatMode": "REPEAT_SINGLE",
+                    "currentTime": 4, "customData": ["q": 1],
+                ]
+        )
+        #expect(
+            try await Self.payload { $0.queueInsert([withID, b], before: 3) }
+                == ["type": "QUEUE_INSERT", "mediaSessionId": 7, "items": [clean(withID), b.json], "insertBefore": 3],
+            "receiver-assigned ids are stripped: items with itemId are rejected"
+        )
+        #expect(
+            try await Self.payload { $0.queueInsert([b]) } == [
+                "type": "QUEUE_INSERT", "mediaSessionId": 7, "items": [b.json],
+            ]
+        )
+        #expect(
+            try await Self.payload { $0.queueInsertAndPlay(withID, before: 5) }
+                == [
+                    "type": "QUEUE_INSERT", "mediaSessionId": 7, "items": [clean(withID)], "currentItemIndex": 0,
+                    "insertBefore": 5,
+                ]
+        )
+        #expect(
+            try await Self.payload { $0.queueRemove([2, 4]) } == [
+                "type": "QUEUE_REMOVE", "mediaSessionId": 7, "itemIds": [2, 4],
+            ]
+        )
+        #expect(
+            try await Self.payload { $0.queueReorder([4, 3], before: 1) }
+                == ["type": "QUEUE_REORDER", "mediaSessionId": 7, "itemIds": [4, 3], "insertBefore": 1]
+        )
+        #expect(
+            try await Self.payload { $0.queueMove(itemID: 2, before: nil) }
+                == ["type": "QUEUE_REORDER", "mediaSessionId": 7, "itemIds": [2]]
+        )
+        #expect(
+            try await Self.payload { $0.queueJump(toItemID: 3) } == [
+                "type": "QUEUE_UPDATE", "mediaSessionId": 7, "currentItemId": 3,
+            ]
+        )
+        #expect(
+            try await Self.payload { $0.queueJump(toItemID: 3, playPosition: 12) }
+                == ["type": "QUEUE_UPDATE", "mediaSessionId": 7, "currentItemId": 3, "currentTime": 12]
+        )
         #expect(try await Self.payload { $0.queueNext() } == ["type": "QUEUE_UPDATE", "mediaSessionId": 7, "jump": 1])
-        #expect(try await Self.payload { $0.queuePrevious() } == ["type": "QUEUE_UPDATE", "mediaSessionId": 7, "jump": -1])
-        #expect(try await Self.payload { $0.queueSetRepeatMode(.all) }
-            == ["type": "QUEUE_UPDATE", "mediaSessionId": 7, "repeatMode": "REPEAT_ALL"])
-        #expect(try await Self.payload { $0.queueUpdate([withID]) }
-            == ["type": "QUEUE_UPDATE", "mediaSessionId": 7, "items": [withID.json]])
+        #expect(
+            try await Self.payload { $0.queuePrevious() } == ["type": "QUEUE_UPDATE", "mediaSessionId": 7, "jump": -1]
+        )
+        #expect(
+            try await Self.payload { $0.queueSetRepeatMode(.all) }
+                == ["type": "QUEUE_UPDATE", "mediaSessionId": 7, "repeatMode": "REPEAT_ALL"]
+        )
+        #expect(
+            try await Self.payload { $0.queueUpdate([withID]) }
+                == ["type": "QUEUE_UPDATE", "mediaSessionId": 7, "items": [withID.json]]
+        )
     }
 
     @Test func requestsUseTheClientTimeout() async throws {
@@ -124,15 +195,26 @@ import Testing
 
     // MARK: - Replies and errors
 
-    @Test(arguments: [
-        (["type": "LOAD_FAILED", "detailedErrorCode": 104, "itemId": 1] as JSONValue, CastMediaError.Code.loadFailed, nil as String?, 104 as Int?),
-        (["type": "LOAD_CANCELLED", "itemId": 1], .loadCancelled, nil, nil),
-        (["type": "INVALID_PLAYER_STATE"], .invalidPlayerState, nil, nil),
-        (["type": "INVALID_REQUEST", "reason": "INVALID_MEDIA_SESSION_ID"], .invalidRequest, "INVALID_MEDIA_SESSION_ID", nil),
-        (["type": "ERROR", "reason": "GENERIC_LOAD_ERROR", "detailedErrorCode": 905], .receiverError, "GENERIC_LOAD_ERROR", 905),
-        (["type": "SURPRISE"], .invalidResponse, nil, nil),
-        (["requestId": 3], .invalidResponse, nil, nil),
-    ] as [(JSONValue, CastMediaError.Code, String?, Int?)])
+    @Test(
+        arguments: [
+            (
+                ["type": "LOAD_FAILED", "detailedErrorCode": 104, "itemId": 1] as JSONValue,
+                CastMediaError.Code.loadFailed, nil as String?, 104 as Int?
+            ),
+            (["type": "LOAD_CANCELLED", "itemId": 1], .loadCancelled, nil, nil),
+            (["type": "INVALID_PLAYER_STATE"], .invalidPlayerState, nil, nil),
+            (
+                ["type": "INVALID_REQUEST", "reason": "INVALID_MEDIA_SESSION_ID"], .invalidRequest,
+                "INVALID_MEDIA_SESSION_ID", nil
+            ),
+            (
+                ["type": "ERROR", "reason": "GENERIC_LOAD_ERROR", "detailedErrorCode": 905], .receiverError,
+                "GENERIC_LOAD_ERROR", 905
+            ),
+            (["type": "SURPRISE"], .invalidResponse, nil, nil),
+            (["requestId": 3], .invalidResponse, nil, nil),
+        ] as [(JSONValue, CastMediaError.Code, String?, Int?)]
+    )
     func errorRepliesMapToCodes(reply: JSONValue, code: CastMediaError.Code, reason: String?, detailed: Int?) async {
         let (client, _) = makeClient(responder: { _ in .success(reply) })
         let error = await failure(of: client.loadMedia(testMedia()))
@@ -170,7 +252,10 @@ import Testing
         let status = try await client.pause().response()
         #expect(status?.playerState == .paused)
         #expect(client.mediaStatus?.currentTime == 33)
-        #expect(client.mediaStatus?.media?.metadata?.title == "movie", "media is carried forward into the reply's status")
+        #expect(
+            client.mediaStatus?.media?.metadata?.title == "movie",
+            "media is carried forward into the reply's status"
+        )
         // QUEUE_ITEM_IDS and similar replies complete with the current status.
         let (other, channel) = makeClient()
         channel.respond { _ in .success(["type": "QUEUE_ITEM_IDS", "itemIds": [1]]) }
@@ -206,8 +291,10 @@ import Testing
     @Test func invalidArgumentsFailLocally() {
         let (client, channel) = makeClient()
         let invalid = [
-            client.setPlaybackRate(0.25), client.setPlaybackRate(3.0), client.setStreamVolume(-0.1), client.setStreamVolume(1.01),
-            client.queueLoad([]), client.queueLoad([QueueItem(media: testMedia())], startIndex: 1), client.queueInsert([]),
+            client.setPlaybackRate(0.25), client.setPlaybackRate(3.0), client.setStreamVolume(-0.1),
+            client.setStreamVolume(1.01),
+            client.queueLoad([]), client.queueLoad([QueueItem(media: testMedia())], startIndex: 1),
+            client.queueInsert([]),
             client.queueRemove([]), client.queueReorder([]), client.queueUpdate([QueueItem(media: testMedia())]),
             client.load(LoadRequestData(queue: QueueData(items: []))),
         ]
@@ -227,7 +314,9 @@ import Testing
         let (client, channel) = makeClient(seeded: false)
         #expect(client.mediaStatus == nil)
         #expect(client.playerState == .idle)
-        for request in [client.play(), client.pause(), client.stop(), client.seek(.to(1)), client.queueNext(), client.skipAd()] {
+        for request in [
+            client.play(), client.pause(), client.stop(), client.seek(.to(1)), client.queueNext(), client.skipAd(),
+        ] {
             guard case .failed(let error)? = request.outcome else {
                 Issue.record("\(request.kind) should fail at once")
                 continue
@@ -323,12 +412,17 @@ import Testing
 
     @Test func requestsLeaveInTheOrderIssued() async throws {
         let (client, channel) = makeClient()
-        let requests = (0..<200).map { client.seek(SeekOptions(interval: Double($0), customData: ["n": .number(Double($0))])) }
+        let requests = (0..<200).map {
+            client.seek(SeekOptions(interval: Double($0), customData: ["n": .number(Double($0))]))
+        }
         let plays = (0..<200).map { _ in client.play() }
         for request in requests + plays { _ = try? await request.response() }
         let order = channel.sent.compactMap { $0["customData"]?["n"]?.intValue }
         #expect(order.count == 200, "replaced seeks were already on their way")
-        withKnownIssue("each request is sent from its own unstructured Task, so the wire order is not the call order", isIntermittent: true) {
+        withKnownIssue(
+            "each request is sent from its own unstructured Task, so the wire order is not the call order",
+            isIntermittent: true
+        ) {
             #expect(order == order.sorted())
             let types = channel.sent.map { $0["type"]?.stringValue ?? "" }
             #expect(types.lastIndex(of: "SEEK")! < types.firstIndex(of: "PLAY")!)
@@ -339,8 +433,14 @@ import Testing
 
     @Test func mediaIsCarriedForwardWithinAMediaSession() {
         let (client, _) = makeClient(seeded: false)
-        let items: JSONValue = [["itemId": 1, "media": testMedia("a").json], ["itemId": 2, "media": testMedia("b").json]]
-        client.receive(statusMessage(statusEntry(session: 3, media: testMedia("a").json, extra: ["items": items, "currentItemId": 1])))
+        let items: JSONValue = [
+            ["itemId": 1, "media": testMedia("a").json], ["itemId": 2, "media": testMedia("b").json],
+        ]
+        client.receive(
+            statusMessage(
+                statusEntry(session: 3, media: testMedia("a").json, extra: ["items": items, "currentItemId": 1])
+            )
+        )
         #expect(client.mediaStatus?.media?.contentID == "https://example.com/a.mp4")
         client.receive(statusMessage(statusEntry(session: 3, state: "PAUSED", time: 9)))
         #expect(client.mediaStatus?.playerState == .paused)
@@ -363,22 +463,38 @@ import Testing
     @Test func eventsForMetadataQueueAndPreloadChanges() async throws {
         let (client, _) = makeClient(seeded: false)
         let events = client.events()
-        let items: JSONValue = [["itemId": 1, "media": testMedia("a").json], ["itemId": 2, "media": testMedia("b").json]]
-        client.receive(statusMessage(statusEntry(session: 1, media: testMedia("a", title: "A").json, extra: ["items": items, "currentItemId": 1])))
+        let items: JSONValue = [
+            ["itemId": 1, "media": testMedia("a").json], ["itemId": 2, "media": testMedia("b").json],
+        ]
+        client.receive(
+            statusMessage(
+                statusEntry(
+                    session: 1,
+                    media: testMedia("a", title: "A").json,
+                    extra: ["items": items, "currentItemId": 1]
+                )
+            )
+        )
         client.receive(statusMessage(statusEntry(session: 1, time: 5, extra: ["currentItemId": 1])))
-        client.receive(statusMessage(statusEntry(session: 1, time: 25, extra: ["currentItemId": 1, "preloadedItemId": 2])))
-        client.receive(statusMessage(statusEntry(session: 1, media: testMedia("b", title: "B").json, extra: ["currentItemId": 2])))
+        client.receive(
+            statusMessage(statusEntry(session: 1, time: 25, extra: ["currentItemId": 1, "preloadedItemId": 2]))
+        )
+        client.receive(
+            statusMessage(statusEntry(session: 1, media: testMedia("b", title: "B").json, extra: ["currentItemId": 2]))
+        )
         client.receive(["type": "QUEUE_CHANGE", "changeType": "INSERT", "itemIds": [3], "sequenceNumber": 1])
         client.receive(statusMessage(nil))
         let seen = try await take(15, from: events).map(describe)
-        #expect(seen == [
-            "status(1)", "metadata(A)", "queue",
-            "status(1)",
-            "status(1)", "preload(2)",
-            "status(1)", "metadata(B)", "queue", "preload(nil)",
-            "change(INSERT)", "queue",
-            "status(nil)", "metadata(nil)", "queue",
-        ])
+        #expect(
+            seen == [
+                "status(1)", "metadata(A)", "queue",
+                "status(1)",
+                "status(1)", "preload(2)",
+                "status(1)", "metadata(B)", "queue", "preload(nil)",
+                "change(INSERT)", "queue",
+                "status(nil)", "metadata(nil)", "queue",
+            ]
+        )
     }
 
     @Test func statusUpdatesAreLatestWins() async throws {
@@ -428,7 +544,11 @@ import Testing
         let rate = PlaybackRateController(client: client)
         #expect(rate.playbackRate == 1)
         #expect(!rate.isInputEnabled)
-        client.receive(statusMessage(statusEntry(state: "IDLE", commands: [], extra: ["extendedStatus": ["playerState": "LOADING"]])))
+        client.receive(
+            statusMessage(
+                statusEntry(state: "IDLE", commands: [], extra: ["extendedStatus": ["playerState": "LOADING"]])
+            )
+        )
         #expect(client.playerState == .loading)
         #expect(!rate.isInputEnabled)
         client.receive(statusMessage(statusEntry(rate: 1.25, commands: [.pause, .playbackRate])))

@@ -60,7 +60,10 @@ import Testing
             #expect(launch.supportedAppTypes == ["WEB"])
             #expect(device.runningApp.isIdleScreen)
             #expect(context.sessionManager.currentSession == nil)
-            #expect(context.sessionManager.castState == .notConnected || context.sessionManager.castState == .noDevicesAvailable)
+            #expect(
+                context.sessionManager.castState == .notConnected
+                    || context.sessionManager.castState == .noDevicesAvailable
+            )
         }
     }
 

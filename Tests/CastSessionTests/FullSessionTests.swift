@@ -14,7 +14,14 @@ import Testing
         var media = sampleMedia(title: "With Ads", duration: 120)
         media.tracks = [
             .subtitles(id: 1, url: "https://example.com/en.vtt", language: "en-US", name: "English"),
-            MediaTrack(id: 2, kind: .audio, contentID: "https://example.com/en.m4a", contentType: "audio/mp4", name: "English", language: "en"),
+            MediaTrack(
+                id: 2,
+                kind: .audio,
+                contentID: "https://example.com/en.m4a",
+                contentType: "audio/mp4",
+                name: "English",
+                language: "en"
+            ),
         ]
         media.adBreakClips = [
             AdBreakClipInfo(
@@ -98,7 +105,11 @@ import Testing
             #expect(loaded.media?.metadata?.kind == .movie)
             #expect(loaded.media?.metadata?.title == "With Ads")
             #expect(loaded.media?.metadata?.studio == "Blender Foundation")
-            #expect(loaded.media?.metadata?.images == [WebImage(url: "https://example.com/bbb.jpg", width: 480, height: 270)])
+            #expect(
+                loaded.media?.metadata?.images == [
+                    WebImage(url: "https://example.com/bbb.jpg", width: 480, height: 270)
+                ]
+            )
             #expect(loaded.media?.duration == 120)
             #expect(loaded.media?.tracks == Self.adMedia().tracks)
             let subtitles = try #require(loaded.media?.tracks?.first { $0.id == 1 })
@@ -264,7 +275,9 @@ import Testing
                     if case .queueChanged(let change) = $0 { return change.changeType == type }
                     return false
                 }
-                guard case .queueChanged(let change) = event else { throw CastMediaError(.invalidResponse, "no change") }
+                guard case .queueChanged(let change) = event else {
+                    throw CastMediaError(.invalidResponse, "no change")
+                }
                 return change
             }
 
@@ -331,7 +344,9 @@ import Testing
             #expect(localFailure(of: client.queueUpdate([missingID])) == .invalidRequest)
 
             // Insert and play at once.
-            let playingNew = try #require(try await client.queueInsertAndPlay(QueueItem(media: queueMedia("f", duration: 10))).response())
+            let playingNew = try #require(
+                try await client.queueInsertAndPlay(QueueItem(media: queueMedia("f", duration: 10))).response()
+            )
             let f = try #require(playingNew.currentItemID)
             #expect(playingNew.currentItem?.media.contentID == "https://example.com/f.mp4")
             _ = try await nextChange("INSERT")
@@ -396,7 +411,11 @@ import Testing
     @Test func liveStreamsOfferPlayAndStopButNotPause() async throws {
         try await withStartedSession { fixture in
             let client = fixture.client
-            var live = MediaInformation(contentID: "https://example.com/live.m3u8", contentType: "application/x-mpegURL", streamType: .live)
+            var live = MediaInformation(
+                contentID: "https://example.com/live.m3u8",
+                contentType: "application/x-mpegURL",
+                streamType: .live
+            )
             live.metadata = .generic(title: "Radio")
             let status = try #require(try await client.loadMedia(live).response())
             #expect(status.isLiveStream)
@@ -424,7 +443,8 @@ import Testing
                 client.play(), client.pause(), client.stop(), client.seek(.to(5)), client.setPlaybackRate(1.5),
                 client.setStreamVolume(0.5), client.setStreamMuted(true), client.setActiveTrackIDs([1]),
                 client.setTextTrackStyle(TextTrackStyle()), client.skipAd(), client.queueNext(), client.queuePrevious(),
-                client.queueInsert([QueueItem(media: sampleMedia())]), client.queueRemove([1]), client.queueReorder([1]),
+                client.queueInsert([QueueItem(media: sampleMedia())]), client.queueRemove([1]),
+                client.queueReorder([1]),
                 client.queueJump(toItemID: 1), client.queueSetRepeatMode(.all),
             ]
             for request in requests {
@@ -450,7 +470,9 @@ import Testing
             // A load without media or items never leaves the client.
             #expect(localFailure(of: client.load(LoadRequestData(queue: QueueData(items: [])))) == .invalidRequest)
             #expect(localFailure(of: client.queueLoad([])) == .invalidRequest)
-            #expect(localFailure(of: client.queueLoad([QueueItem(media: sampleMedia())], startIndex: 3)) == .invalidRequest)
+            #expect(
+                localFailure(of: client.queueLoad([QueueItem(media: sampleMedia())], startIndex: 3)) == .invalidRequest
+            )
 
             // The player still loads good media afterwards.
             let good = try await client.loadMedia(sampleMedia()).response()
@@ -525,7 +547,9 @@ import Testing
                 return
             }
 
-            let failing = client.loadMedia(MediaInformation(contentID: "https://x.invalid/b.mp4", contentType: "video/mp4"))
+            let failing = client.loadMedia(
+                MediaInformation(contentID: "https://x.invalid/b.mp4", contentType: "video/mp4")
+            )
             failing.onFailure { failures.record($0.code) }
             failing.onCompletion { completions.record($0?.playerState) }
             _ = await mediaError(of: failing)
@@ -542,7 +566,10 @@ import Testing
     }
 
     @Test func stopThenEndTheSession() async throws {
-        try await withCastReceiverEmulator(devices: [DeviceConfiguration(friendlyName: "Kitchen", port: 0)], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(
+            devices: [DeviceConfiguration(friendlyName: "Kitchen", port: 0)],
+            clock: ManualEmulatorClock()
+        ) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: testOptions())
             let events = context.sessionManager.events()
@@ -602,7 +629,9 @@ import Testing
         final class Listener: SessionManagerListener, @unchecked Sendable {
             // @unchecked: only the Recorder (thread-safe) is mutated.
             let calls = Recorder<String>()
-            func sessionManager(_ manager: SessionManager, willStartSessionWith device: CastDevice) { calls.record("willStart") }
+            func sessionManager(_ manager: SessionManager, willStartSessionWith device: CastDevice) {
+                calls.record("willStart")
+            }
             func sessionManager(_ manager: SessionManager, didStart session: CastSession) { calls.record("didStart") }
             func sessionManager(_ manager: SessionManager, willEnd session: CastSession) { calls.record("willEnd") }
             func sessionManager(_ manager: SessionManager, didEnd session: CastSession, error: CastSessionError?) {

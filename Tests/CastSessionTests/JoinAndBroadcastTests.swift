@@ -8,7 +8,10 @@ import Testing
 /// A second sender joins the running session; both follow the receiver's broadcasts.
 @Suite struct JoinAndBroadcastTests {
     @Test func aSecondSenderJoinsAndBothReceiveBroadcasts() async throws {
-        try await withCastReceiverEmulator(devices: [DeviceConfiguration(friendlyName: "Lounge", port: 0)], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(
+            devices: [DeviceConfiguration(friendlyName: "Lounge", port: 0)],
+            clock: ManualEmulatorClock()
+        ) { emulator in
             let device = emulator.devices[0]
             let first = CastContext(options: testOptions())
             let firstSession = try await first.sessionManager.startSession(with: device.castDevice)
@@ -65,7 +68,10 @@ import Testing
     }
 
     @Test func stoppingTheAppFromAnotherSenderEndsTheSession() async throws {
-        try await withCastReceiverEmulator(devices: [DeviceConfiguration(friendlyName: "Office", port: 0)], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(
+            devices: [DeviceConfiguration(friendlyName: "Office", port: 0)],
+            clock: ManualEmulatorClock()
+        ) { emulator in
             let device = emulator.devices[0]
             let first = CastContext(options: testOptions())
             let firstEvents = first.sessionManager.events()
@@ -87,7 +93,10 @@ import Testing
     }
 
     @Test func launchingAnotherAppEndsTheSession() async throws {
-        try await withCastReceiverEmulator(devices: [DeviceConfiguration(friendlyName: "Hall", port: 0)], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(
+            devices: [DeviceConfiguration(friendlyName: "Hall", port: 0)],
+            clock: ManualEmulatorClock()
+        ) { emulator in
             let device = emulator.devices[0]
             let first = CastContext(options: testOptions())
             let firstEvents = first.sessionManager.events()
@@ -105,7 +114,10 @@ import Testing
     }
 
     @Test func relaunchIfRunningStartsANewSession() async throws {
-        try await withCastReceiverEmulator(devices: [DeviceConfiguration(friendlyName: "Attic", port: 0)], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(
+            devices: [DeviceConfiguration(friendlyName: "Attic", port: 0)],
+            clock: ManualEmulatorClock()
+        ) { emulator in
             let device = emulator.devices[0]
             let first = CastContext(options: testOptions())
             let firstEvents = first.sessionManager.events()

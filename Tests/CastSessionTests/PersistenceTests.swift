@@ -88,10 +88,12 @@ import Glibc
                 try await fresh.sessionManager.resumeSavedSession()
             } throws: { ($0 as? CastSessionError)?.code == .sessionNotFound }
             let firstEvent = try await next(events) { _ in true }
-            withKnownIssue("resumeSavedSession emits willResume only after it has reconnected, never before a failure") {
+            withKnownIssue("resumeSavedSession emits willResume only after it has reconnected, never before a failure")
+            {
                 #expect(firstEvent.name == "willResume")
             }
-            let failed = firstEvent.name == "didFailToResume" ? firstEvent : try await nextEvent(events, "didFailToResume")
+            let failed =
+                firstEvent.name == "didFailToResume" ? firstEvent : try await nextEvent(events, "didFailToResume")
             #expect(failed.error?.code == .sessionNotFound)
             #expect(try fresh.sessionManager.savedSession() == nil)
             #expect(fresh.sessionManager.currentSession == nil)
@@ -139,12 +141,17 @@ import Glibc
             #expect(resumed.device.id == b.configuration.id)
             #expect(resumed.connectionState == .connected)
             #expect(try await nextEvent(events, "willResume").name == "willResume")
-            guard case .didResume(let session, let transferredFrom) = try await nextEvent(events, "didResume") else { return }
+            guard case .didResume(let session, let transferredFrom) = try await nextEvent(events, "didResume") else {
+                return
+            }
             #expect(session === resumed)
             #expect(transferredFrom?.id == a.configuration.id)
             #expect(transferredFrom?.friendlyName == "Device A")
             #expect(fresh.sessionManager.castState == .connected)
-            #expect(try fresh.sessionManager.savedSession()?.deviceID == b.configuration.id, "the saved session follows the transfer")
+            #expect(
+                try fresh.sessionManager.savedSession()?.deviceID == b.configuration.id,
+                "the saved session follows the transfer"
+            )
             #expect(try fresh.sessionManager.savedSession()?.port == b.port)
             let status = try await resumed.remoteMediaClient!.requestStatus().response()
             #expect(status == nil, "B runs the session's app, not A's media")

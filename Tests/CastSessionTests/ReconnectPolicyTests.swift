@@ -79,7 +79,12 @@ import Testing
         #expect(policy.delay(afterFailedAttempts: 100_000, random: 0.1) == .seconds(15))
     }
 
-    @Test(arguments: [(nil, 0, true), (nil, 1_000_000, true), (2, 0, true), (2, 1, true), (2, 2, false), (2, 3, false), (0, 0, false)] as [(Int?, Int, Bool)])
+    @Test(
+        arguments: [
+            (nil, 0, true), (nil, 1_000_000, true), (2, 0, true), (2, 1, true), (2, 2, false), (2, 3, false),
+            (0, 0, false),
+        ] as [(Int?, Int, Bool)]
+    )
     func allowsAttempt(maximum: Int?, failed: Int, allowed: Bool) {
         var policy = ReconnectPolicy()
         policy.maximumAttempts = maximum

@@ -101,7 +101,8 @@ import Testing
     @Test func requestsWaitWhileSuspendedWhenAskedTo() async throws {
         // The wait is bounded by the request's own (15 s) timeout; the resume comes long before.
         let sleeper = GatedSleeper()
-        try await withStartedSession(options: { $0.requestsWaitWhileSuspended = true }, sleep: sleeper.sleep) { fixture in
+        try await withStartedSession(options: { $0.requestsWaitWhileSuspended = true }, sleep: sleeper.sleep) {
+            fixture in
             let client = fixture.client
             try await client.loadMedia(sampleMedia()).response()
             try await client.pause().response()
@@ -146,7 +147,8 @@ import Testing
 
     @Test func aWaitingRequestFailsWithNotConnectedWhenTheSessionEnds() async throws {
         let sleeper = GatedSleeper()
-        try await withStartedSession(options: { $0.requestsWaitWhileSuspended = true }, sleep: sleeper.sleep) { fixture in
+        try await withStartedSession(options: { $0.requestsWaitWhileSuspended = true }, sleep: sleeper.sleep) {
+            fixture in
             try await fixture.client.loadMedia(sampleMedia()).response()
             try await dropConnection(fixture)
             let play = fixture.client.play()
@@ -158,7 +160,8 @@ import Testing
 
     @Test func givingUpAfterTheMaximumAttemptsEndsTheSession() async throws {
         let sleeper = RecordingSleeper()
-        try await withStartedSession(options: { $0.reconnectPolicy.maximumAttempts = 2 }, sleep: sleeper.sleep) { fixture in
+        try await withStartedSession(options: { $0.reconnectPolicy.maximumAttempts = 2 }, sleep: sleeper.sleep) {
+            fixture in
             try await fixture.client.loadMedia(sampleMedia()).response()
             try await dropConnection(fixture, refusingReconnects: true)
 
@@ -170,8 +173,10 @@ import Testing
             #expect(fixture.session.connectionState == .disconnected)
             #expect(fixture.context.sessionManager.currentSession == nil)
             #expect(fixture.context.sessionManager.castState == .notConnected)
-            #expect(try fixture.context.sessionManager.savedSession()?.sessionID == fixture.session.sessionID,
-                    "the app may still run: a later process can try again")
+            #expect(
+                try fixture.context.sessionManager.savedSession()?.sessionID == fixture.session.sessionID,
+                "the app may still run: a later process can try again"
+            )
 
             // Two attempts, waiting ~1 s then ~2 s (±20 % jitter).
             let waits = sleeper.recorded

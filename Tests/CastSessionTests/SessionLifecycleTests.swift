@@ -8,7 +8,10 @@ import Testing
 @Suite struct SessionLifecycleTests {
     @Test func startLoadControlAndEnd() async throws {
         let clock = ManualEmulatorClock()
-        try await withCastReceiverEmulator(devices: [DeviceConfiguration(friendlyName: "Living Room", port: 0)], clock: clock) { emulator in
+        try await withCastReceiverEmulator(
+            devices: [DeviceConfiguration(friendlyName: "Living Room", port: 0)],
+            clock: clock
+        ) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: testOptions())
             let events = context.sessionManager.events()
@@ -49,9 +52,13 @@ import Testing
             await #expect {
                 try await context.sessionManager.startSession(with: emulator.devices[0].castDevice)
             } throws: { error in
-                (error as? CastSessionError)?.code == .launchFailed && (error as? CastSessionError)?.receiverReason == "NOT_FOUND"
+                (error as? CastSessionError)?.code == .launchFailed
+                    && (error as? CastSessionError)?.receiverReason == "NOT_FOUND"
             }
-            #expect(context.sessionManager.castState == .noDevicesAvailable || context.sessionManager.castState == .notConnected)
+            #expect(
+                context.sessionManager.castState == .noDevicesAvailable
+                    || context.sessionManager.castState == .notConnected
+            )
         }
     }
 

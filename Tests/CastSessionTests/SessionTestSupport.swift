@@ -78,7 +78,11 @@ func next<Element: Sendable>(
 func sampleMedia(title: String = "Big Buck Bunny", duration: Double = 596) -> MediaInformation {
     var media = MediaInformation(contentID: "https://example.com/bbb.mp4", contentType: "video/mp4")
     media.duration = duration
-    media.metadata = .movie(title: title, studio: "Blender Foundation", images: [WebImage(url: "https://example.com/bbb.jpg", width: 480, height: 270)])
+    media.metadata = .movie(
+        title: title,
+        studio: "Blender Foundation",
+        images: [WebImage(url: "https://example.com/bbb.jpg", width: 480, height: 270)]
+    )
     return media
 }
 
@@ -220,7 +224,9 @@ extension SessionEvent {
 
 /// Waits for the next session event called `name`.
 @discardableResult
-func nextEvent(_ events: AsyncStream<SessionEvent>, _ name: String, within seconds: Double = 10) async throws -> SessionEvent {
+func nextEvent(_ events: AsyncStream<SessionEvent>, _ name: String, within seconds: Double = 10) async throws
+    -> SessionEvent
+{
     try await next(events, within: seconds) { $0.name == name }
 }
 

@@ -1,9 +1,10 @@
-@testable import CastTransport
 import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOTestUtils
 import Testing
+
+@testable import CastTransport
 
 /// Frame encoding and decoding (cast-protocol.md §1.2–1.3): the length prefix, the 64 KiB limit, and every way a
 /// frame can be malformed, each with its own error code.
@@ -40,7 +41,12 @@ struct FramingTests {
 
     @Test func unicodeAndEmptyStringPayloadsRoundTrip() throws {
         for text in ["", "héllo wörld 🎶", String(repeating: "x", count: 5000)] {
-            let message = CastMessage(sourceID: "a", destinationID: "*", namespace: Self.testNamespace, payload: .string(text))
+            let message = CastMessage(
+                sourceID: "a",
+                destinationID: "*",
+                namespace: Self.testNamespace,
+                payload: .string(text)
+            )
             #expect(try CastMessage(frame: try message.encodedFrame()) == message)
         }
     }
@@ -71,9 +77,24 @@ struct FramingTests {
 
     @Test func decoderPassesTheByteToMessageVerifier() throws {
         let messages = [
-            CastMessage(sourceID: "sender-0", destinationID: "receiver-0", namespace: CastNamespace.heartbeat, json: ["type": "PING"]),
-            CastMessage(sourceID: "receiver-0", destinationID: "*", namespace: CastNamespace.receiver, payload: .string(String(repeating: "é", count: 120))),
-            CastMessage(sourceID: "sender-0", destinationID: "receiver-0", namespace: CastNamespace.deviceAuth, payload: .binary(Array(0...200))),
+            CastMessage(
+                sourceID: "sender-0",
+                destinationID: "receiver-0",
+                namespace: CastNamespace.heartbeat,
+                json: ["type": "PING"]
+            ),
+            CastMessage(
+                sourceID: "receiver-0",
+                destinationID: "*",
+                namespace: CastNamespace.receiver,
+                payload: .string(String(repeating: "é", count: 120))
+            ),
+            CastMessage(
+                sourceID: "sender-0",
+                destinationID: "receiver-0",
+                namespace: CastNamespace.deviceAuth,
+                payload: .binary(Array(0...200))
+            ),
         ]
         var pairs: [(ByteBuffer, [CastMessage])] = try messages.map { message in
             (ByteBuffer(bytes: try message.encodedFrame()), [message])
@@ -86,7 +107,12 @@ struct FramingTests {
     }
 
     @Test func dripFedFrameDecodesOnlyOnItsLastByte() throws {
-        let message = CastMessage(sourceID: "a", destinationID: "b", namespace: Self.testNamespace, payload: .string("hi"))
+        let message = CastMessage(
+            sourceID: "a",
+            destinationID: "b",
+            namespace: Self.testNamespace,
+            payload: .string("hi")
+        )
         let frame = try message.encodedFrame()
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(CastMessageDecoder()))
         for byte in frame.dropLast() {
@@ -228,7 +254,12 @@ struct FramingTests {
 
     @Test func cleanEndBetweenFramesIsNotAnError() throws {
         let channel = decoderChannel()
-        let message = CastMessage(sourceID: "a", destinationID: "b", namespace: Self.testNamespace, payload: .string("x"))
+        let message = CastMessage(
+            sourceID: "a",
+            destinationID: "b",
+            namespace: Self.testNamespace,
+            payload: .string("x")
+        )
         try channel.writeInbound(ByteBuffer(bytes: try message.encodedFrame()))
         #expect(try channel.readInbound(as: CastMessage.self) == message)
         #expect(try channel.finish().isClean)
@@ -344,8 +375,13 @@ struct FramingTests {
     // MARK: - CastMessage(frame:)
 
     @Test func frameInitializerChecksTheWholeBuffer() throws {
-        let frame = try CastMessage(sourceID: "a", destinationID: "b", namespace: Self.testNamespace, payload: .string("x"))
-            .encodedFrame()
+        let frame = try CastMessage(
+            sourceID: "a",
+            destinationID: "b",
+            namespace: Self.testNamespace,
+            payload: .string("x")
+        )
+        .encodedFrame()
         expectTransportError(.truncatedFrame) { try CastMessage(frame: Array(frame.dropLast())) }
         expectTransportError(.truncatedFrame) { try CastMessage(frame: [0, 0]) }
         expectTransportError(.malformedMessage) { try CastMessage(frame: frame + [0x00]) }
@@ -354,9 +390,19 @@ struct FramingTests {
     }
 
     @Test func binaryPayloadIsNotJSON() {
-        let message = CastMessage(sourceID: "a", destinationID: "b", namespace: CastNamespace.deviceAuth, payload: .binary([1]))
+        let message = CastMessage(
+            sourceID: "a",
+            destinationID: "b",
+            namespace: CastNamespace.deviceAuth,
+            payload: .binary([1])
+        )
         expectTransportError(.invalidPayload) { try message.json() }
-        let text = CastMessage(sourceID: "a", destinationID: "b", namespace: Self.testNamespace, payload: .string("not json"))
+        let text = CastMessage(
+            sourceID: "a",
+            destinationID: "b",
+            namespace: Self.testNamespace,
+            payload: .string("not json")
+        )
         expectTransportError(.invalidPayload) { try text.json() }
     }
 }

@@ -1,7 +1,8 @@
-@testable import CastTransport
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import CastTransport
 
 /// `HeartbeatHandler` on an `EmbeddedChannel`: every timer is driven with `advanceTime(by:)`, nothing sleeps.
 @Suite("Heartbeat: PING/PONG and dead-peer detection on virtual time")
@@ -30,7 +31,12 @@ struct HeartbeatTests {
     }
 
     private func heartbeat(_ type: String, from source: String, to destination: String) -> CastMessage {
-        CastMessage(sourceID: source, destinationID: destination, namespace: CastNamespace.heartbeat, json: ["type": .string(type)])
+        CastMessage(
+            sourceID: source,
+            destinationID: destination,
+            namespace: CastNamespace.heartbeat,
+            json: ["type": .string(type)]
+        )
     }
 
     private func other(_ text: String = "hello") -> CastMessage {
@@ -42,7 +48,8 @@ struct HeartbeatTests {
         )
     }
 
-    private func expectNoOutbound(_ channel: EmbeddedChannel, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectNoOutbound(_ channel: EmbeddedChannel, sourceLocation: SourceLocation = #_sourceLocation) throws
+    {
         let message = try channel.readOutbound(as: CastMessage.self)
         #expect(message == nil, "unexpected outbound \(String(describing: message))", sourceLocation: sourceLocation)
     }
@@ -73,7 +80,9 @@ struct HeartbeatTests {
         try channel.writeInbound(heartbeat("PING", from: "web-5", to: "sender-0"))
         #expect(try channel.readOutbound(as: CastMessage.self) == heartbeat("PONG", from: "sender-0", to: "web-5"))
         try channel.writeInbound(heartbeat("PING", from: "sender-7", to: "app-endpoint"))
-        #expect(try channel.readOutbound(as: CastMessage.self) == heartbeat("PONG", from: "app-endpoint", to: "sender-7"))
+        #expect(
+            try channel.readOutbound(as: CastMessage.self) == heartbeat("PONG", from: "app-endpoint", to: "sender-7")
+        )
         // A broadcast PING is answered from our own id, never from "*".
         try channel.writeInbound(heartbeat("PING", from: "receiver-0", to: "*"))
         #expect(try channel.readOutbound(as: CastMessage.self) == heartbeat("PONG", from: "sender-0", to: "receiver-0"))
@@ -85,10 +94,20 @@ struct HeartbeatTests {
         let channel = try makeChannel()
         try channel.writeInbound(heartbeat("PONG", from: "receiver-0", to: "sender-0"))
         try channel.writeInbound(
-            CastMessage(sourceID: "receiver-0", destinationID: "sender-0", namespace: CastNamespace.heartbeat, payload: .string("not json"))
+            CastMessage(
+                sourceID: "receiver-0",
+                destinationID: "sender-0",
+                namespace: CastNamespace.heartbeat,
+                payload: .string("not json")
+            )
         )
         try channel.writeInbound(
-            CastMessage(sourceID: "receiver-0", destinationID: "sender-0", namespace: CastNamespace.heartbeat, payload: .binary([1, 2]))
+            CastMessage(
+                sourceID: "receiver-0",
+                destinationID: "sender-0",
+                namespace: CastNamespace.heartbeat,
+                payload: .binary([1, 2])
+            )
         )
         #expect(try channel.readInbound(as: CastMessage.self) == nil)
         try expectNoOutbound(channel)
@@ -96,7 +115,9 @@ struct HeartbeatTests {
     }
 
     @Test func answersPingsFalseSendsNoPong() throws {
-        let channel = try makeChannel(HeartbeatConfiguration(pingInterval: .seconds(5), deadAfter: .seconds(15), answersPings: false))
+        let channel = try makeChannel(
+            HeartbeatConfiguration(pingInterval: .seconds(5), deadAfter: .seconds(15), answersPings: false)
+        )
         channel.embeddedEventLoop.advanceTime(by: .seconds(3))
         try channel.writeInbound(heartbeat("PING", from: "receiver-0", to: "sender-0"))
         try expectNoOutbound(channel)
@@ -113,8 +134,18 @@ struct HeartbeatTests {
         let channel = try makeChannel()
         let messages = [
             other("one"),
-            CastMessage(sourceID: "receiver-0", destinationID: "*", namespace: CastNamespace.media, payload: .string("{}")),
-            CastMessage(sourceID: "receiver-0", destinationID: "sender-0", namespace: CastNamespace.deviceAuth, payload: .binary([9])),
+            CastMessage(
+                sourceID: "receiver-0",
+                destinationID: "*",
+                namespace: CastNamespace.media,
+                payload: .string("{}")
+            ),
+            CastMessage(
+                sourceID: "receiver-0",
+                destinationID: "sender-0",
+                namespace: CastNamespace.deviceAuth,
+                payload: .binary([9])
+            ),
         ]
         for message in messages { try channel.writeInbound(message) }
         for message in messages { #expect(try channel.readInbound(as: CastMessage.self) == message) }

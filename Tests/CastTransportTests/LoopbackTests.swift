@@ -28,7 +28,11 @@ import Testing
         }
         var configuration = CastConnection.Configuration()
         configuration.heartbeat.pingInterval = nil
-        let client = try await CastConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration)
+        let client = try await CastConnection.connect(
+            host: "127.0.0.1",
+            port: server.port,
+            configuration: configuration
+        )
         #expect(client.isConnected)
 
         try await client.openVirtualConnection(to: CastEndpoint.receiver)

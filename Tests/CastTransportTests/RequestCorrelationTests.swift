@@ -1,7 +1,8 @@
-@testable import CastTransport
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import CastTransport
 
 /// `CastMessageRouter` on an `EmbeddedChannel`: requestId correlation, timeouts on virtual time, destination
 /// filtering and the connection's end (cast-protocol.md §1.4, §10).
@@ -33,7 +34,9 @@ struct RouterCorrelationTests {
         return (channel, recorder)
     }
 
-    private func request(_ requestID: Int, type: String = "GET_STATUS", to destination: String = "receiver-0") -> CastMessage {
+    private func request(_ requestID: Int, type: String = "GET_STATUS", to destination: String = "receiver-0")
+        -> CastMessage
+    {
         CastMessage(
             sourceID: "sender-0",
             destinationID: destination,
@@ -61,7 +64,9 @@ struct RouterCorrelationTests {
         let promise = channel.eventLoop.makePromise(of: CastMessage.self)
         let probe = FutureProbe(promise.futureResult)
         let message = request(requestID)
-        try channel.writeOutbound(RouterCommand.request(message, requestID: requestID, timeout: timeout, promise: promise))
+        try channel.writeOutbound(
+            RouterCommand.request(message, requestID: requestID, timeout: timeout, promise: promise)
+        )
         #expect(try channel.readOutbound(as: CastMessage.self) == message, sourceLocation: sourceLocation)
         #expect(probe.isPending, sourceLocation: sourceLocation)
         return probe
@@ -69,7 +74,12 @@ struct RouterCorrelationTests {
 
     @Test func sendCommandIsWrittenAsIs() throws {
         let (channel, recorder) = try makeChannel()
-        let message = CastMessage(sourceID: "sender-0", destinationID: "receiver-0", namespace: CastNamespace.connection, json: ["type": "CONNECT"])
+        let message = CastMessage(
+            sourceID: "sender-0",
+            destinationID: "receiver-0",
+            namespace: CastNamespace.connection,
+            json: ["type": "CONNECT"]
+        )
         try channel.writeOutbound(RouterCommand.send(message))
         #expect(try channel.readOutbound(as: CastMessage.self) == message)
         #expect(recorder.delivered.isEmpty)
@@ -139,8 +149,18 @@ struct RouterCorrelationTests {
     @Test func binaryAndNonJSONMessagesAreNotCorrelated() throws {
         let (channel, recorder) = try makeChannel()
         let probe = try sendRequest(channel, id: 1)
-        let binary = CastMessage(sourceID: "receiver-0", destinationID: "sender-0", namespace: CastNamespace.deviceAuth, payload: .binary([1]))
-        let text = CastMessage(sourceID: "receiver-0", destinationID: "sender-0", namespace: CastNamespace.receiver, payload: .string("requestId 1"))
+        let binary = CastMessage(
+            sourceID: "receiver-0",
+            destinationID: "sender-0",
+            namespace: CastNamespace.deviceAuth,
+            payload: .binary([1])
+        )
+        let text = CastMessage(
+            sourceID: "receiver-0",
+            destinationID: "sender-0",
+            namespace: CastNamespace.receiver,
+            payload: .string("requestId 1")
+        )
         try channel.writeInbound(binary)
         try channel.writeInbound(text)
         #expect(recorder.delivered == [binary, text])
@@ -229,7 +249,9 @@ struct RouterCorrelationTests {
         let promise = channel.eventLoop.makePromise(of: CastMessage.self)
         let probe = FutureProbe(promise.futureResult)
         let write = FutureProbe(
-            channel.writeAndFlush(RouterCommand.request(request(1), requestID: 1, timeout: .seconds(5), promise: promise))
+            channel.writeAndFlush(
+                RouterCommand.request(request(1), requestID: 1, timeout: .seconds(5), promise: promise)
+            )
         )
         #expect(probe.error is WriteRefused)
         #expect(write.error is WriteRefused)
@@ -241,9 +263,24 @@ struct RouterCorrelationTests {
 
     @Test func messagesForAnotherDestinationAreDropped() throws {
         let (channel, recorder) = try makeChannel(acceptedDestinations: ["sender-0"])
-        let mine = CastMessage(sourceID: "receiver-0", destinationID: "sender-0", namespace: CastNamespace.media, payload: .string("{}"))
-        let broadcast = CastMessage(sourceID: "receiver-0", destinationID: "*", namespace: CastNamespace.receiver, payload: .string("{}"))
-        let theirs = CastMessage(sourceID: "receiver-0", destinationID: "sender-1", namespace: CastNamespace.media, payload: .string("{}"))
+        let mine = CastMessage(
+            sourceID: "receiver-0",
+            destinationID: "sender-0",
+            namespace: CastNamespace.media,
+            payload: .string("{}")
+        )
+        let broadcast = CastMessage(
+            sourceID: "receiver-0",
+            destinationID: "*",
+            namespace: CastNamespace.receiver,
+            payload: .string("{}")
+        )
+        let theirs = CastMessage(
+            sourceID: "receiver-0",
+            destinationID: "sender-1",
+            namespace: CastNamespace.media,
+            payload: .string("{}")
+        )
         try channel.writeInbound(theirs)
         try channel.writeInbound(mine)
         try channel.writeInbound(broadcast)
@@ -256,7 +293,12 @@ struct RouterCorrelationTests {
     @Test func serversWithoutAFilterGetEverything() throws {
         let (channel, recorder) = try makeChannel(acceptedDestinations: nil)
         let messages = ["receiver-0", "app-1", "*", "anyone"].map {
-            CastMessage(sourceID: "sender-0", destinationID: $0, namespace: CastNamespace.receiver, payload: .string("{}"))
+            CastMessage(
+                sourceID: "sender-0",
+                destinationID: $0,
+                namespace: CastNamespace.receiver,
+                payload: .string("{}")
+            )
         }
         for message in messages { try channel.writeInbound(message) }
         #expect(recorder.delivered == messages)
@@ -304,7 +346,11 @@ struct LoopbackHarness: Sendable {
     func connectClient(
         _ configuration: CastConnection.Configuration = TransportTestKit.quietClientConfiguration()
     ) async throws -> (CastConnection, LoopbackPeer) {
-        let client = try await CastConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration)
+        let client = try await CastConnection.connect(
+            host: "127.0.0.1",
+            port: server.port,
+            configuration: configuration
+        )
         return (client, try await nextPeer())
     }
 }
@@ -342,7 +388,11 @@ struct ConnectionCorrelationTests {
         let (client, peer) = try await harness.connectClient()
         let events = StreamReader(client.events())
         let pending = Task {
-            try await client.request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: ["type": "GET_STATUS"])
+            try await client.request(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: ["type": "GET_STATUS"]
+            )
         }
         let seen = try #require(try await peer.messages.next())
         #expect(seen.type == "GET_STATUS")
@@ -383,7 +433,11 @@ struct ConnectionCorrelationTests {
 
         var sequential: [Int] = []
         for n in 0..<5 {
-            let reply = try await client.request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: ["type": "GET_STATUS", "n": .number(Double(n))])
+            let reply = try await client.request(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: ["type": "GET_STATUS", "n": .number(Double(n))]
+            )
             #expect(try reply.json()["n"]?.intValue == n)
             sequential.append(try #require(reply.requestID))
         }
@@ -432,8 +486,18 @@ struct ConnectionCorrelationTests {
         }
 
         // A CLOSE from an endpoint we never opened is not an event; the one from app-7 is.
-        try await peer.connection.send(namespace: CastNamespace.connection, to: "sender-0", payload: ["type": "CLOSE"], from: "stranger-1")
-        try await peer.connection.send(namespace: CastNamespace.connection, to: "sender-0", payload: ["type": "CLOSE"], from: "app-7")
+        try await peer.connection.send(
+            namespace: CastNamespace.connection,
+            to: "sender-0",
+            payload: ["type": "CLOSE"],
+            from: "stranger-1"
+        )
+        try await peer.connection.send(
+            namespace: CastNamespace.connection,
+            to: "sender-0",
+            payload: ["type": "CLOSE"],
+            from: "app-7"
+        )
         let event = try #require(try await events.next(within: .seconds(5), "the virtual connection event"))
         #expect(event == .virtualConnectionClosed(endpoint: "app-7"))
         #expect(client.virtualConnections == [CastEndpoint.receiver])
@@ -483,7 +547,11 @@ struct ConnectionCorrelationTests {
                 from: message.destinationID
             )
         }
-        let reply = try await client.request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: ["type": "GET_STATUS"])
+        let reply = try await client.request(
+            namespace: CastNamespace.receiver,
+            to: CastEndpoint.receiver,
+            payload: ["type": "GET_STATUS"]
+        )
         #expect(reply.type == "OK")
         #expect((reply.requestID ?? 0) > 0)
         try await echo.value
@@ -513,10 +581,18 @@ struct ConnectionCorrelationTests {
         #expect(!client.isConnected)
 
         await expectTransportError(.notConnected) {
-            try await client.send(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: ["type": "GET_STATUS"])
+            try await client.send(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: ["type": "GET_STATUS"]
+            )
         }
         await expectTransportError(.notConnected) {
-            try await client.request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: ["type": "GET_STATUS"])
+            try await client.request(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: ["type": "GET_STATUS"]
+            )
         }
         await expectTransportError(.notConnected) { try await client.openVirtualConnection(to: "app-1") }
 
@@ -535,7 +611,12 @@ struct ConnectionCorrelationTests {
         let harness = try await LoopbackHarness.start()
         let (client, peer) = try await harness.connectClient()
         let pending = Task {
-            try await client.request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: ["type": "GET_STATUS"], timeout: .seconds(30))
+            try await client.request(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: ["type": "GET_STATUS"],
+                timeout: .seconds(30)
+            )
         }
         _ = try #require(try await peer.messages.next())
         pending.cancel()

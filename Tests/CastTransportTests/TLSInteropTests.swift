@@ -1,8 +1,9 @@
-@testable import CastTransport
 import Foundation
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import CastTransport
 
 #if canImport(Glibc)
 import Glibc
@@ -69,7 +70,8 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits until stdout contains `needle`.
     func waitForStdout(containing needle: [UInt8], within timeout: Duration = .seconds(5)) async throws {
-        try await poll(within: timeout, "\(name) printing \(String(decoding: needle, as: UTF8.self).debugDescription)") {
+        try await poll(within: timeout, "\(name) printing \(String(decoding: needle, as: UTF8.self).debugDescription)")
+        {
             self.stdout.firstRange(of: needle) != nil
         }
     }
@@ -290,14 +292,16 @@ enum InteropKit {
         while true {
             do {
                 return try await CastConnection.connect(host: "127.0.0.1", port: port, configuration: configuration)
-            } catch let error as CastTransportError where error.code == .connectFailed && ContinuousClock.now < deadline {
+            } catch let error as CastTransportError where error.code == .connectFailed && ContinuousClock.now < deadline
+            {
                 try await Task.sleep(for: .milliseconds(30))
             }
         }
     }
 
     /// The start of a real ClientHello record (type 22, TLS 1.0 record version, 512-byte body) cut short.
-    static let partialClientHello: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]
+    static let partialClientHello: [UInt8] =
+        [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]
         + [UInt8](repeating: 0x5A, count: 20)
 
     static func sampleFrame(from source: String = "sender-9", requestID: Int = 1) throws -> (CastMessage, [UInt8]) {
@@ -377,7 +381,11 @@ struct TLSClientInteropTests {
     @Test func peerClosingAfterTheClientHelloIsTLSHandshakeFailed() async throws {
         let raw = try await RawTCPServer.start(.closeAfterClientHello(reset: false))
         await expectTransportError(.tlsHandshakeFailed) {
-            try await CastConnection.connect(host: "127.0.0.1", port: raw.port, configuration: TransportTestKit.quietClientConfiguration())
+            try await CastConnection.connect(
+                host: "127.0.0.1",
+                port: raw.port,
+                configuration: TransportTestKit.quietClientConfiguration()
+            )
         }
         // What it read was a TLS ClientHello: a handshake record (22) whose first message is client_hello (1).
         let hello = try #require(raw.captured.all.first)
@@ -389,7 +397,11 @@ struct TLSClientInteropTests {
     @Test func peerResettingAfterTheClientHelloIsTLSHandshakeFailed() async throws {
         let raw = try await RawTCPServer.start(.closeAfterClientHello(reset: true))
         await expectTransportError(.tlsHandshakeFailed) {
-            try await CastConnection.connect(host: "127.0.0.1", port: raw.port, configuration: TransportTestKit.quietClientConfiguration())
+            try await CastConnection.connect(
+                host: "127.0.0.1",
+                port: raw.port,
+                configuration: TransportTestKit.quietClientConfiguration()
+            )
         }
         #expect(raw.captured.count == 1)
         await raw.close()
@@ -398,7 +410,11 @@ struct TLSClientInteropTests {
     /// Cast devices are addressed by IP and senders send no SNI; the ClientHello must not carry server_name.
     @Test func clientHelloCarriesNoServerName() async throws {
         let raw = try await RawTCPServer.start(.closeAfterClientHello(reset: false))
-        _ = try? await CastConnection.connect(host: "localhost", port: raw.port, configuration: TransportTestKit.quietClientConfiguration())
+        _ = try? await CastConnection.connect(
+            host: "localhost",
+            port: raw.port,
+            configuration: TransportTestKit.quietClientConfiguration()
+        )
         let hello = try #require(raw.captured.all.first)
         let extensions = try #require(Self.extensionTypes(ofClientHello: hello))
         #expect(!extensions.isEmpty)
@@ -409,7 +425,11 @@ struct TLSClientInteropTests {
     @Test func peerAnsweringWithHTTPIsNotTLS() async throws {
         let raw = try await RawTCPServer.start(.answer(Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8)))
         await expectTransportError(.notTLS) {
-            try await CastConnection.connect(host: "127.0.0.1", port: raw.port, configuration: TransportTestKit.quietClientConfiguration())
+            try await CastConnection.connect(
+                host: "127.0.0.1",
+                port: raw.port,
+                configuration: TransportTestKit.quietClientConfiguration()
+            )
         }
         await raw.close()
     }
@@ -432,7 +452,11 @@ struct TLSClientInteropTests {
     @Test func closedPortIsConnectFailed() async throws {
         let port = try await InteropKit.unusedPort()
         await expectTransportError(.connectFailed) {
-            try await CastConnection.connect(host: "127.0.0.1", port: port, configuration: TransportTestKit.quietClientConfiguration())
+            try await CastConnection.connect(
+                host: "127.0.0.1",
+                port: port,
+                configuration: TransportTestKit.quietClientConfiguration()
+            )
         }
     }
 
@@ -526,7 +550,10 @@ struct TLSServerInteropTests {
 
         try await python.waitForStdout(containing: "CLOSED")
         let lines = python.stdoutText.split(separator: "\n")
-        let okLine = try #require(lines.first { $0.hasPrefix("OK ") }, "python said: \(python.stdoutText) \(python.stderrText)")
+        let okLine = try #require(
+            lines.first { $0.hasPrefix("OK ") },
+            "python said: \(python.stdoutText) \(python.stderrText)"
+        )
         let fields = okLine.split(separator: " ")
         try #require(fields.count == 3)
         #expect(["TLSv1.2", "TLSv1.3"].contains(String(fields[1])))
@@ -586,7 +613,11 @@ struct TLSServerInteropTests {
 
         // The server keeps serving.
         let (client, peer) = try await harness.connectClient()
-        try await client.send(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: ["type": "GET_STATUS"])
+        try await client.send(
+            namespace: CastNamespace.receiver,
+            to: CastEndpoint.receiver,
+            payload: ["type": "GET_STATUS"]
+        )
         #expect(try await peer.messages.next()?.type == "GET_STATUS")
         await client.close()
     }
@@ -596,7 +627,11 @@ struct TLSServerInteropTests {
         defer { Task { await harness.server.close() } }
         let (client, peer) = try await harness.connectClient()
         let events = StreamReader(client.events())
-        try await client.send(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: ["type": "GET_STATUS"])
+        try await client.send(
+            namespace: CastNamespace.receiver,
+            to: CastEndpoint.receiver,
+            payload: ["type": "GET_STATUS"]
+        )
         await client.close()
 
         #expect(try await events.remainingUntilEnd() == [.disconnected(nil)])
@@ -675,13 +710,21 @@ struct TLSIdentityTests {
     @Test func unreadablePEMIsTLSFailure() throws {
         let identity = try TransportTestKit.identity.get()
         expectTransportError(.tlsFailure) {
-            try TLSContext.makeServerContext(identity: TLSIdentity(certificatePEM: "not a certificate", privateKeyPEM: identity.privateKeyPEM))
+            try TLSContext.makeServerContext(
+                identity: TLSIdentity(certificatePEM: "not a certificate", privateKeyPEM: identity.privateKeyPEM)
+            )
         }
         expectTransportError(.tlsFailure) {
-            try TLSContext.makeServerContext(identity: TLSIdentity(certificatePEM: identity.certificatePEM, privateKeyPEM: "not a key"))
+            try TLSContext.makeServerContext(
+                identity: TLSIdentity(certificatePEM: identity.certificatePEM, privateKeyPEM: "not a key")
+            )
         }
-        expectTransportError(.tlsFailure) { try TLSIdentity(certificatePEM: "nope", privateKeyPEM: "").certificateDER() }
-        expectTransportError(.tlsFailure) { try TLSIdentity(certificatePEM: "nope", privateKeyPEM: "").validityPeriod() }
+        expectTransportError(.tlsFailure) {
+            try TLSIdentity(certificatePEM: "nope", privateKeyPEM: "").certificateDER()
+        }
+        expectTransportError(.tlsFailure) {
+            try TLSIdentity(certificatePEM: "nope", privateKeyPEM: "").validityPeriod()
+        }
     }
 }
 

@@ -1,9 +1,10 @@
-@testable import CastTransport
 import Logging
 import NIOCore
 import NIOEmbedded
 import Synchronization
 import Testing
+
+@testable import CastTransport
 
 /// Shared helpers for the framing, heartbeat, correlation and TLS interop suites.
 enum TransportTestKit {

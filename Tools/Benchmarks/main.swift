@@ -9,10 +9,10 @@
 //    process; wall time, resident memory and OS thread count.
 import CastDiscovery
 import CastMedia
-import Foundation
 import CastReceiver
 import CastSession
 import CastTransport
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -55,14 +55,23 @@ func raiseDescriptorLimit() {
 func codecBenchmark() throws {
     let status: JSONValue = [
         "type": "MEDIA_STATUS", "requestId": 12,
-        "status": [[
-            "mediaSessionId": 1, "playerState": "PLAYING", "currentTime": 42.7, "playbackRate": 1,
-            "supportedMediaCommands": 12303, "volume": ["level": 1, "muted": false],
-            "media": ["contentId": "https://media.example.com/movie.m3u8", "contentType": "application/x-mpegURL",
-                      "streamType": "BUFFERED", "duration": 5400.5, "metadata": ["metadataType": 1, "title": "Example"]],
-        ]],
+        "status": [
+            [
+                "mediaSessionId": 1, "playerState": "PLAYING", "currentTime": 42.7, "playbackRate": 1,
+                "supportedMediaCommands": 12303, "volume": ["level": 1, "muted": false],
+                "media": [
+                    "contentId": "https://media.example.com/movie.m3u8", "contentType": "application/x-mpegURL",
+                    "streamType": "BUFFERED", "duration": 5400.5, "metadata": ["metadataType": 1, "title": "Example"],
+                ],
+            ]
+        ],
     ]
-    let message = CastMessage(sourceID: "web-1", destinationID: "sender-0", namespace: CastNamespace.media, json: status)
+    let message = CastMessage(
+        sourceID: "web-1",
+        destinationID: "sender-0",
+        namespace: CastNamespace.media,
+        json: status
+    )
     let iterations = 100_000
     let start = ContinuousClock.now
     var bytes = 0
@@ -72,7 +81,9 @@ func codecBenchmark() throws {
         _ = try CastMessage(frame: frame)
     }
     let elapsed = seconds(ContinuousClock.now - start)
-    print("codec: \(iterations) MEDIA_STATUS frames (\(bytes / iterations) bytes) encoded+decoded in \(String(format: "%.2f", elapsed)) s → \(Int(Double(iterations) / elapsed)) frames/s")
+    print(
+        "codec: \(iterations) MEDIA_STATUS frames (\(bytes / iterations) bytes) encoded+decoded in \(String(format: "%.2f", elapsed)) s → \(Int(Double(iterations) / elapsed)) frames/s"
+    )
 }
 
 func roundTripBenchmark() async throws {
@@ -80,16 +91,26 @@ func roundTripBenchmark() async throws {
         let device = emulator.devices[0]
         var configuration = CastConnection.Configuration()
         configuration.heartbeat.pingInterval = nil
-        let connection = try await CastConnection.connect(host: device.host, port: device.port, configuration: configuration)
+        let connection = try await CastConnection.connect(
+            host: device.host,
+            port: device.port,
+            configuration: configuration
+        )
         try await connection.openVirtualConnection(to: CastEndpoint.receiver)
         var samples: [Double] = []
         for _ in 0..<5_000 {
             let start = ContinuousClock.now
-            _ = try await connection.request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: ["type": "GET_STATUS"])
+            _ = try await connection.request(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: ["type": "GET_STATUS"]
+            )
             samples.append(seconds(ContinuousClock.now - start) * 1000)
         }
         await connection.close()
-        print("request round trip (GET_STATUS over TLS, loopback, 5000 sequential): p50 \(String(format: "%.3f", percentile(samples, 0.5))) ms, p99 \(String(format: "%.3f", percentile(samples, 0.99))) ms")
+        print(
+            "request round trip (GET_STATUS over TLS, loopback, 5000 sequential): p50 \(String(format: "%.3f", percentile(samples, 0.5))) ms, p99 \(String(format: "%.3f", percentile(samples, 0.99))) ms"
+        )
     }
 }
 
@@ -109,7 +130,9 @@ func sessionStartBenchmark() async throws {
             samples.append(seconds(ContinuousClock.now - start) * 1000)
             await context.sessionManager.endSession(stopCasting: true)
         }
-        print("session start (connect + TLS + GET_STATUS + LAUNCH + app CONNECT, 200 runs): p50 \(String(format: "%.2f", percentile(samples, 0.5))) ms, p99 \(String(format: "%.2f", percentile(samples, 0.99))) ms")
+        print(
+            "session start (connect + TLS + GET_STATUS + LAUNCH + app CONNECT, 200 runs): p50 \(String(format: "%.2f", percentile(samples, 0.5))) ms, p99 \(String(format: "%.2f", percentile(samples, 0.99))) ms"
+        )
     }
 }
 
@@ -120,7 +143,9 @@ func scaleBenchmark(devices count: Int) async throws {
     try await emulator.start()
     let started = seconds(ContinuousClock.now - start)
     let afterDevices = processFigures()
-    print("scale: \(count) emulated devices listening in \(String(format: "%.2f", started)) s; RSS \(Int(afterDevices.rssMiB)) MiB (+\(Int(afterDevices.rssMiB - before.rssMiB))), \(afterDevices.threads) threads")
+    print(
+        "scale: \(count) emulated devices listening in \(String(format: "%.2f", started)) s; RSS \(Int(afterDevices.rssMiB)) MiB (+\(Int(afterDevices.rssMiB - before.rssMiB))), \(afterDevices.threads) threads"
+    )
 
     var settings = CastOptions()
     settings.resumesSavedSessions = false
@@ -142,7 +167,9 @@ func scaleBenchmark(devices count: Int) async throws {
     }
     let sessionsTime = seconds(ContinuousClock.now - sessionStart)
     let afterSessions = processFigures()
-    print("scale: \(sessions.count) concurrent sessions (one per device, same process) started in \(String(format: "%.2f", sessionsTime)) s; RSS \(Int(afterSessions.rssMiB)) MiB, \(afterSessions.threads) threads")
+    print(
+        "scale: \(sessions.count) concurrent sessions (one per device, same process) started in \(String(format: "%.2f", sessionsTime)) s; RSS \(Int(afterSessions.rssMiB)) MiB, \(afterSessions.threads) threads"
+    )
 
     let loadStart = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -155,7 +182,9 @@ func scaleBenchmark(devices count: Int) async throws {
         }
         try await group.waitForAll()
     }
-    print("scale: LOAD on all \(sessions.count) sessions in \(String(format: "%.2f", seconds(ContinuousClock.now - loadStart))) s")
+    print(
+        "scale: LOAD on all \(sessions.count) sessions in \(String(format: "%.2f", seconds(ContinuousClock.now - loadStart))) s"
+    )
     for (context, _) in sessions { await context.sessionManager.endSession(stopCasting: false) }
     await emulator.stop()
 }

@@ -24,13 +24,21 @@ enum MediaControl {
 }
 
 struct PauseCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause playback.", discussion: "Example: cast pause")
+    static let configuration = CommandConfiguration(
+        commandName: "pause",
+        abstract: "Pause playback.",
+        discussion: "Example: cast pause"
+    )
     @OptionGroup var global: GlobalOptions
     func run() async throws { try await MediaControl.run(global) { _, client in try await client.pause().response() } }
 }
 
 struct ResumeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume playback.", discussion: "Example: cast resume")
+    static let configuration = CommandConfiguration(
+        commandName: "resume",
+        abstract: "Resume playback.",
+        discussion: "Example: cast resume"
+    )
     @OptionGroup var global: GlobalOptions
     func run() async throws { try await MediaControl.run(global) { _, client in try await client.play().response() } }
 }
@@ -93,10 +101,16 @@ struct SeekCommand: AsyncParsableCommand {
 }
 
 struct RateCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "rate", abstract: "Set the playback rate (0.5…2).", discussion: "Example: cast rate 1.5")
+    static let configuration = CommandConfiguration(
+        commandName: "rate",
+        abstract: "Set the playback rate (0.5…2).",
+        discussion: "Example: cast rate 1.5"
+    )
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The rate.") var rate: Double
-    func validate() throws { guard (0.5...2).contains(rate) else { throw ValidationError("the rate must be within 0.5…2") } }
+    func validate() throws {
+        guard (0.5...2).contains(rate) else { throw ValidationError("the rate must be within 0.5…2") }
+    }
     func run() async throws {
         let rate = self.rate
         try await MediaControl.run(global) { _, client in try await client.setPlaybackRate(rate).response() }
@@ -116,13 +130,17 @@ struct VolumeCommand: AsyncParsableCommand {
 
     static func parse(_ value: String) -> Change? {
         if value.hasPrefix("+") || value.hasPrefix("-"), let steps = Int(value) { return .steps(steps) }
-        if value.hasSuffix("%"), let percent = Double(value.dropLast()), (0...100).contains(percent) { return .level(percent / 100) }
+        if value.hasSuffix("%"), let percent = Double(value.dropLast()), (0...100).contains(percent) {
+            return .level(percent / 100)
+        }
         if let level = Double(value), (0...1).contains(level) { return .level(level) }
         return nil
     }
 
     func validate() throws {
-        guard Self.parse(value) != nil else { throw ValidationError("'\(value)' is not a volume: use 0…1, 0%…100% or +N/-N steps") }
+        guard Self.parse(value) != nil else {
+            throw ValidationError("'\(value)' is not a volume: use 0…1, 0%…100% or +N/-N steps")
+        }
     }
 
     func run() async throws {
@@ -160,31 +178,55 @@ enum MuteControl {
 }
 
 struct MuteCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "mute", abstract: "Mute the device.", discussion: "Example: cast mute")
+    static let configuration = CommandConfiguration(
+        commandName: "mute",
+        abstract: "Mute the device.",
+        discussion: "Example: cast mute"
+    )
     @OptionGroup var global: GlobalOptions
     func run() async throws { try await MuteControl.run(global, muted: true) }
 }
 
 struct UnmuteCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "unmute", abstract: "Unmute the device.", discussion: "Example: cast unmute")
+    static let configuration = CommandConfiguration(
+        commandName: "unmute",
+        abstract: "Unmute the device.",
+        discussion: "Example: cast unmute"
+    )
     @OptionGroup var global: GlobalOptions
     func run() async throws { try await MuteControl.run(global, muted: false) }
 }
 
 struct NextCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "next", abstract: "Play the next queue item.", discussion: "Example: cast next")
+    static let configuration = CommandConfiguration(
+        commandName: "next",
+        abstract: "Play the next queue item.",
+        discussion: "Example: cast next"
+    )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await MediaControl.run(global) { _, client in try await client.queueNext().response() } }
+    func run() async throws {
+        try await MediaControl.run(global) { _, client in try await client.queueNext().response() }
+    }
 }
 
 struct PrevCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "prev", abstract: "Play the previous queue item.", discussion: "Example: cast prev")
+    static let configuration = CommandConfiguration(
+        commandName: "prev",
+        abstract: "Play the previous queue item.",
+        discussion: "Example: cast prev"
+    )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await MediaControl.run(global) { _, client in try await client.queuePrevious().response() } }
+    func run() async throws {
+        try await MediaControl.run(global) { _, client in try await client.queuePrevious().response() }
+    }
 }
 
 struct SkipAdCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "skip-ad", abstract: "Skip the playing ad once it is skippable.", discussion: "Example: cast skip-ad")
+    static let configuration = CommandConfiguration(
+        commandName: "skip-ad",
+        abstract: "Skip the playing ad once it is skippable.",
+        discussion: "Example: cast skip-ad"
+    )
     @OptionGroup var global: GlobalOptions
     func run() async throws { try await MediaControl.run(global) { _, client in try await client.skipAd().response() } }
 }

@@ -11,7 +11,8 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "A scripted tour against a built-in emulated Cast device (no hardware needed).",
-        discussion: "Starts an emulated device on 127.0.0.1, casts a two-item queue with subtitles and a skippable ad, then pauses, seeks, skips the ad, changes rate and volume, and goes to the next item."
+        discussion:
+            "Starts an emulated device on 127.0.0.1, casts a two-item queue with subtitles and a skippable ad, then pauses, seeks, skips the ad, changes rate and volume, and goes to the next item."
     )
     @OptionGroup var global: GlobalOptions
 
@@ -35,29 +36,62 @@ struct DemoCommand: AsyncParsableCommand {
             logger: runtime.logger
         ) { emulator in
             let emulated = emulator.devices[0]
-            var device = CastDevice.staticDevice(host: emulated.host, port: emulated.port, name: emulated.configuration.friendlyName)
+            var device = CastDevice.staticDevice(
+                host: emulated.host,
+                port: emulated.port,
+                name: emulated.configuration.friendlyName
+            )
             device.modelName = emulated.configuration.model
             let steps = DemoSteps(runtime: runtime)
-            steps.say("Emulated device \"\(device.friendlyName)\" is listening on \(device.host):\(device.port) (TLS, Cast v2).")
+            steps.say(
+                "Emulated device \"\(device.friendlyName)\" is listening on \(device.host):\(device.port) (TLS, Cast v2)."
+            )
 
             let context = runtime.makeContext()
             let session = try await context.sessionManager.startSession(with: device)
-            steps.say("Started a session: launched \(session.application.name ?? session.application.applicationID) (session \(session.sessionID)).")
-            guard let client = session.remoteMediaClient else { throw CLIError(.failed, "the app has no media channel") }
+            steps.say(
+                "Started a session: launched \(session.application.name ?? session.application.applicationID) (session \(session.sessionID))."
+            )
+            guard let client = session.remoteMediaClient else {
+                throw CLIError(.failed, "the app has no media channel")
+            }
             let controller = PlayerController(session: session, style: runtime.style, interactive: false)
 
-            var first = MediaInformation(contentID: "https://media.example.com/big-buck-bunny.mp4", contentType: "video/mp4")
+            var first = MediaInformation(
+                contentID: "https://media.example.com/big-buck-bunny.mp4",
+                contentType: "video/mp4"
+            )
             first.duration = 596
-            first.metadata = .movie(title: "Big Buck Bunny", subtitle: "A giant rabbit's revenge", studio: "Blender Foundation",
-                                    images: [WebImage(url: "https://media.example.com/bbb-poster.jpg", width: 480, height: 720)])
-            first.tracks = [.subtitles(id: 1, url: "https://media.example.com/bbb.en.vtt", language: "en-US", name: "English")]
-            first.adBreakClips = [AdBreakClipInfo(id: "clip-1", contentID: "https://ads.example.com/ad.mp4", contentType: "video/mp4", duration: 15, title: "An ad", whenSkippable: 5)]
+            first.metadata = .movie(
+                title: "Big Buck Bunny",
+                subtitle: "A giant rabbit's revenge",
+                studio: "Blender Foundation",
+                images: [WebImage(url: "https://media.example.com/bbb-poster.jpg", width: 480, height: 720)]
+            )
+            first.tracks = [
+                .subtitles(id: 1, url: "https://media.example.com/bbb.en.vtt", language: "en-US", name: "English")
+            ]
+            first.adBreakClips = [
+                AdBreakClipInfo(
+                    id: "clip-1",
+                    contentID: "https://ads.example.com/ad.mp4",
+                    contentType: "video/mp4",
+                    duration: 15,
+                    title: "An ad",
+                    whenSkippable: 5
+                )
+            ]
             first.adBreaks = [AdBreakInfo(id: "preroll", breakClipIDs: ["clip-1"], position: 0)]
             var second = MediaInformation(contentID: "https://media.example.com/sintel.mp4", contentType: "video/mp4")
             second.duration = 888
             second.metadata = .movie(title: "Sintel", subtitle: "A girl and her dragon", studio: "Blender Foundation")
 
-            var load = LoadRequestData(queue: QueueData(items: [QueueItem(media: first, activeTrackIDs: [1]), QueueItem(media: second)], startIndex: 0))
+            var load = LoadRequestData(
+                queue: QueueData(
+                    items: [QueueItem(media: first, activeTrackIDs: [1]), QueueItem(media: second)],
+                    startIndex: 0
+                )
+            )
             load.activeTrackIDs = [1]
             try await client.load(load).response()
             steps.show("Loaded a two-item queue; the first item has English subtitles and a pre-roll ad.", controller)
@@ -87,7 +121,9 @@ struct DemoCommand: AsyncParsableCommand {
             steps.show("Next item in the queue.", controller)
 
             await context.sessionManager.endSession(stopCasting: true)
-            steps.say("Stopped casting; the receiver is back on its idle screen (\(emulated.runningApp.appID == EmulatedApp.backdrop.id ? "Backdrop" : emulated.runningApp.appID)).")
+            steps.say(
+                "Stopped casting; the receiver is back on its idle screen (\(emulated.runningApp.appID == EmulatedApp.backdrop.id ? "Backdrop" : emulated.runningApp.appID))."
+            )
             steps.say("Demo complete. Try it on a real device: cast devices, then cast play URL.")
         }
     }

@@ -43,14 +43,18 @@ struct PlayCommand: AsyncParsableCommand {
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
         if let rate, !(0.5...2).contains(rate) { throw ValidationError("--rate must be within 0.5…2") }
-        if credentialsType != nil, credentials == nil { throw ValidationError("--credentials-type needs --credentials") }
+        if credentialsType != nil, credentials == nil {
+            throw ValidationError("--credentials-type needs --credentials")
+        }
     }
 
     func run() async throws {
         let runtime = try CLIRuntime(global) { options in
             if let app { options.receiverApplicationID = app }
             options.launchOptions.androidReceiverCompatible = androidTV
-            if let credentials { options.launchCredentials = CredentialsData(credentials: credentials, credentialsType: credentialsType) }
+            if let credentials {
+                options.launchCredentials = CredentialsData(credentials: credentials, credentialsType: credentialsType)
+            }
         }
         do {
             try await play(runtime)
@@ -66,7 +70,9 @@ struct PlayCommand: AsyncParsableCommand {
                 contentType: contentType ?? MediaTypes.guess(url),
                 streamType: streamType == .live ? .live : .buffered
             )
-            var metadata = MediaMetadata.generic(title: index == 0 ? (title ?? MediaTypes.name(of: url)) : MediaTypes.name(of: url))
+            var metadata = MediaMetadata.generic(
+                title: index == 0 ? (title ?? MediaTypes.name(of: url)) : MediaTypes.name(of: url)
+            )
             if index == 0 {
                 metadata.subtitle = subtitle
                 if let image { metadata.images = [WebImage(url: image)] }
@@ -90,7 +96,10 @@ struct PlayCommand: AsyncParsableCommand {
         if session == nil {
             let device = try await runtime.resolveDevice()
             if runtime.isTTY, !runtime.global.json,
-                let hint = IntroductoryOverlay(stateDirectory: StatePaths.directory).consume(deviceName: device.friendlyName, style: runtime.overlayStyle)
+                let hint = IntroductoryOverlay(stateDirectory: StatePaths.directory).consume(
+                    deviceName: device.friendlyName,
+                    style: runtime.overlayStyle
+                )
             {
                 runtime.say(hint)
             }
@@ -124,7 +133,9 @@ struct PlayCommand: AsyncParsableCommand {
             await context.sessionManager.endSession(stopCasting: false)
             return
         }
-        let outcome = await PlayerController(session: session, style: runtime.style, interactive: runtime.isTTY).run(layout: .mini)
+        let outcome = await PlayerController(session: session, style: runtime.style, interactive: runtime.isTTY).run(
+            layout: .mini
+        )
         await context.sessionManager.endSession(stopCasting: outcome == .stopped)
     }
 

@@ -13,7 +13,10 @@ struct QueueCommand: AsyncParsableCommand {
     )
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the queue.", discussion: "Example: cast queue list")
+        static let configuration = CommandConfiguration(
+            abstract: "List the queue.",
+            discussion: "Example: cast queue list"
+        )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
             let runtime = try CLIRuntime(global)
@@ -27,19 +30,23 @@ struct QueueCommand: AsyncParsableCommand {
                     let current = client.mediaStatus?.currentItemID
                     let json: JSONValue = [
                         "currentItemId": current.map { .number(Double($0)) } ?? .null,
-                        "items": .array(items.map { item in
-                            [
-                                "itemId": .number(Double(item.itemID ?? 0)),
-                                "title": .string(item.media.metadata?.displayTitle ?? item.media.contentID),
-                                "contentId": .string(item.media.contentID),
-                            ]
-                        }),
+                        "items": .array(
+                            items.map { item in
+                                [
+                                    "itemId": .number(Double(item.itemID ?? 0)),
+                                    "title": .string(item.media.metadata?.displayTitle ?? item.media.contentID),
+                                    "contentId": .string(item.media.contentID),
+                                ]
+                            }
+                        ),
                     ]
                     runtime.emit(
                         json: json,
-                        text: items.isEmpty ? "the queue is empty" : items.map { item in
-                            "\(item.itemID == current ? "▶" : " ") \(item.itemID ?? 0)  \(item.media.metadata?.displayTitle ?? item.media.contentID)"
-                        }.joined(separator: "\n")
+                        text: items.isEmpty
+                            ? "the queue is empty"
+                            : items.map { item in
+                                "\(item.itemID == current ? "▶" : " ") \(item.itemID ?? 0)  \(item.media.metadata?.displayTitle ?? item.media.contentID)"
+                            }.joined(separator: "\n")
                     )
                 }
             } catch {
@@ -49,7 +56,10 @@ struct QueueCommand: AsyncParsableCommand {
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add URLs to the queue.", discussion: "Example: cast queue add https://example.com/b.mp4 --next")
+        static let configuration = CommandConfiguration(
+            abstract: "Add URLs to the queue.",
+            discussion: "Example: cast queue add https://example.com/b.mp4 --next"
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Media URLs.") var urls: [String]
         @Flag(help: "Insert after the current item instead of at the end.") var next = false
@@ -65,7 +75,9 @@ struct QueueCommand: AsyncParsableCommand {
                 var before: Int?
                 if next {
                     let ids = try await client.queue.reload()
-                    if let current = client.mediaStatus?.currentItemID, let index = ids.firstIndex(of: current), index + 1 < ids.count {
+                    if let current = client.mediaStatus?.currentItemID, let index = ids.firstIndex(of: current),
+                        index + 1 < ids.count
+                    {
                         before = ids[index + 1]
                     }
                 }
@@ -75,7 +87,10 @@ struct QueueCommand: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove items by id.", discussion: "Example: cast queue remove 3 4")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove items by id.",
+            discussion: "Example: cast queue remove 3 4"
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Item ids.") var ids: [Int]
         func run() async throws {
@@ -85,18 +100,26 @@ struct QueueCommand: AsyncParsableCommand {
     }
 
     struct Move: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move an item before another (or to the end).", discussion: "Example: cast queue move 4 --before 2")
+        static let configuration = CommandConfiguration(
+            abstract: "Move an item before another (or to the end).",
+            discussion: "Example: cast queue move 4 --before 2"
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The item to move.") var id: Int
         @Option(help: "The item to move it before; omit for the end.") var before: Int?
         func run() async throws {
             let (id, before) = (self.id, self.before)
-            try await MediaControl.run(global) { _, client in try await client.queueMove(itemID: id, before: before).response() }
+            try await MediaControl.run(global) { _, client in
+                try await client.queueMove(itemID: id, before: before).response()
+            }
         }
     }
 
     struct Jump: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Play the item with an id.", discussion: "Example: cast queue jump 3")
+        static let configuration = CommandConfiguration(
+            abstract: "Play the item with an id.",
+            discussion: "Example: cast queue jump 3"
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Item id.") var id: Int
         func run() async throws {
@@ -106,7 +129,10 @@ struct QueueCommand: AsyncParsableCommand {
     }
 
     struct Repeat: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set the repeat mode: off, all, single, shuffle.", discussion: "Example: cast queue repeat all")
+        static let configuration = CommandConfiguration(
+            abstract: "Set the repeat mode: off, all, single, shuffle.",
+            discussion: "Example: cast queue repeat all"
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "off, all, single or shuffle.") var mode: PlayCommand.Repeat
         func run() async throws {
@@ -125,7 +151,10 @@ struct TracksCommand: AsyncParsableCommand {
     )
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the media's tracks.", discussion: "Example: cast tracks list")
+        static let configuration = CommandConfiguration(
+            abstract: "List the media's tracks.",
+            discussion: "Example: cast tracks list"
+        )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
             let runtime = try CLIRuntime(global)
@@ -136,10 +165,15 @@ struct TracksCommand: AsyncParsableCommand {
                     let tracks = client.mediaStatus?.media?.tracks ?? []
                     let active = client.mediaStatus?.activeTrackIDs ?? []
                     runtime.emit(
-                        json: ["activeTrackIds": .array(active.map { .number(Double($0)) }), "tracks": .array(tracks.map(\.json))],
-                        text: tracks.isEmpty ? "no tracks" : tracks.map { track in
-                            "\(active.contains(track.id) ? "●" : "○") \(track.id)  \(track.kind.rawValue.lowercased())  \(track.name ?? "")  \(track.language ?? "")"
-                        }.joined(separator: "\n")
+                        json: [
+                            "activeTrackIds": .array(active.map { .number(Double($0)) }),
+                            "tracks": .array(tracks.map(\.json)),
+                        ],
+                        text: tracks.isEmpty
+                            ? "no tracks"
+                            : tracks.map { track in
+                                "\(active.contains(track.id) ? "●" : "○") \(track.id)  \(track.kind.rawValue.lowercased())  \(track.name ?? "")  \(track.language ?? "")"
+                            }.joined(separator: "\n")
                     )
                 }
             } catch {
@@ -149,7 +183,10 @@ struct TracksCommand: AsyncParsableCommand {
     }
 
     struct Enable: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Make these tracks the active ones.", discussion: "Example: cast tracks enable 1")
+        static let configuration = CommandConfiguration(
+            abstract: "Make these tracks the active ones.",
+            discussion: "Example: cast tracks enable 1"
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Track ids.") var ids: [Int]
         func run() async throws {
@@ -159,13 +196,21 @@ struct TracksCommand: AsyncParsableCommand {
     }
 
     struct Disable: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Turn every track off.", discussion: "Example: cast tracks disable")
+        static let configuration = CommandConfiguration(
+            abstract: "Turn every track off.",
+            discussion: "Example: cast tracks disable"
+        )
         @OptionGroup var global: GlobalOptions
-        func run() async throws { try await MediaControl.run(global) { _, client in try await client.setActiveTrackIDs([]).response() } }
+        func run() async throws {
+            try await MediaControl.run(global) { _, client in try await client.setActiveTrackIDs([]).response() }
+        }
     }
 
     struct Style: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Style text tracks.", discussion: "Example: cast tracks style --font-scale 1.5 --foreground '#FFFF00FF'")
+        static let configuration = CommandConfiguration(
+            abstract: "Style text tracks.",
+            discussion: "Example: cast tracks style --font-scale 1.5 --foreground '#FFFF00FF'"
+        )
         @OptionGroup var global: GlobalOptions
         @Option(help: "Font scale (1 is the default size).") var fontScale: Double?
         @Option(help: "Text color #RRGGBBAA.") var foreground: String?
@@ -175,11 +220,14 @@ struct TracksCommand: AsyncParsableCommand {
 
         func validate() throws {
             for color in [foreground, background].compactMap({ $0 }) {
-                guard color.hasPrefix("#"), [7, 9].contains(color.count), color.dropFirst().allSatisfy(\.isHexDigit) else {
+                guard color.hasPrefix("#"), [7, 9].contains(color.count), color.dropFirst().allSatisfy(\.isHexDigit)
+                else {
                     throw ValidationError("'\(color)' is not a #RRGGBB or #RRGGBBAA color")
                 }
             }
-            if let fontScale, !(0.1...5).contains(fontScale) { throw ValidationError("--font-scale must be within 0.1…5") }
+            if let fontScale, !(0.1...5).contains(fontScale) {
+                throw ValidationError("--font-scale must be within 0.1…5")
+            }
         }
 
         func run() async throws {

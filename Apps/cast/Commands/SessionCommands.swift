@@ -55,7 +55,9 @@ struct LaunchCommand: AsyncParsableCommand {
             options.receiverApplicationID = appID
             options.launchOptions.androidReceiverCompatible = androidTV
             options.launchOptions.relaunchIfRunning = relaunch
-            if let credentials { options.launchCredentials = CredentialsData(credentials: credentials, credentialsType: credentialsType) }
+            if let credentials {
+                options.launchCredentials = CredentialsData(credentials: credentials, credentialsType: credentialsType)
+            }
         }
         do {
             let device = try await runtime.resolveDevice()
@@ -71,19 +73,31 @@ struct LaunchCommand: AsyncParsableCommand {
 
 /// `cast app stop`: end the receiver app.
 struct AppCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "app", abstract: "Control the receiver app.", subcommands: [Stop.self])
+    static let configuration = CommandConfiguration(
+        commandName: "app",
+        abstract: "Control the receiver app.",
+        subcommands: [Stop.self]
+    )
 
     struct Stop: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stop the receiver app (ends casting).", discussion: "Example: cast app stop")
+        static let configuration = CommandConfiguration(
+            abstract: "Stop the receiver app (ends casting).",
+            discussion: "Example: cast app stop"
+        )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
             let runtime = try CLIRuntime(global)
             do {
                 let context = runtime.makeContext()
-                let session = try await context.sessionManager.resumeSavedSession(candidates: runtime.options.staticDevices)
+                let session = try await context.sessionManager.resumeSavedSession(
+                    candidates: runtime.options.staticDevices
+                )
                 let device = session.device
                 await context.sessionManager.endSession(stopCasting: true)
-                runtime.emit(json: ["stopped": true, "device": .string(device.friendlyName)], text: "stopped casting to \(device.friendlyName)")
+                runtime.emit(
+                    json: ["stopped": true, "device": .string(device.friendlyName)],
+                    text: "stopped casting to \(device.friendlyName)"
+                )
             } catch let error as CastSessionError where error.code == .sessionNotFound {
                 throw runtime.fail(CLIError(.noDevice, "no running session to stop"))
             } catch {
@@ -105,7 +119,10 @@ struct LeaveCommand: AsyncParsableCommand {
         let runtime = try CLIRuntime(global)
         do {
             try await runtime.withResumedSession { session in
-                runtime.emit(json: ["left": true, "sessionId": .string(session.sessionID)], text: "left the session on \(session.device.friendlyName); it keeps running")
+                runtime.emit(
+                    json: ["left": true, "sessionId": .string(session.sessionID)],
+                    text: "left the session on \(session.device.friendlyName); it keeps running"
+                )
             }
         } catch {
             throw runtime.fail(error)
@@ -128,7 +145,9 @@ struct SendCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (message == nil) != (file == nil) else { throw ValidationError("give either MESSAGE or --file") }
-        guard namespace.hasPrefix("urn:x-cast:") else { throw ValidationError("the namespace must start with urn:x-cast:") }
+        guard namespace.hasPrefix("urn:x-cast:") else {
+            throw ValidationError("the namespace must start with urn:x-cast:")
+        }
     }
 
     func run() async throws {
@@ -141,7 +160,10 @@ struct SendCommand: AsyncParsableCommand {
                 let replies = channel.messages()
                 session.add(channel)
                 guard channel.isConnected else {
-                    throw CLIError(.failed, "the running app (\(session.application.applicationID)) does not list \(namespace)")
+                    throw CLIError(
+                        .failed,
+                        "the running app (\(session.application.applicationID)) does not list \(namespace)"
+                    )
                 }
                 try await channel.sendTextMessage(text)
                 if waitReply {
@@ -177,13 +199,17 @@ struct ListenCommand: AsyncParsableCommand {
                 let messages = channel.messages()
                 session.add(channel)
                 guard channel.isConnected else {
-                    throw CLIError(.failed, "the running app (\(session.application.applicationID)) does not list \(namespace)")
+                    throw CLIError(
+                        .failed,
+                        "the running app (\(session.application.applicationID)) does not list \(namespace)"
+                    )
                 }
                 var seen = 0
                 for await payload in messages {
                     switch payload {
                     case .string(let text): runtime.emit(json: ["message": .string(text)], text: text)
-                    case .binary(let bytes): runtime.emit(json: ["binary": .number(Double(bytes.count))], text: "<\(bytes.count) bytes>")
+                    case .binary(let bytes):
+                        runtime.emit(json: ["binary": .number(Double(bytes.count))], text: "<\(bytes.count) bytes>")
                     }
                     seen += 1
                     if let count, seen >= count { break }
@@ -200,7 +226,8 @@ struct RemoteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "remote",
         abstract: "Full-screen remote control for the running session.",
-        discussion: "Keys: space play/pause, ←/→ ±10 s, </> ±30 s, n/p next/prev, a skip ad, c subtitles, [/] rate, +/- volume, m mute, u queue, s stop, q leave."
+        discussion:
+            "Keys: space play/pause, ←/→ ±10 s, </> ±30 s, n/p next/prev, a skip ad, c subtitles, [/] rate, +/- volume, m mute, u queue, s stop, q leave."
     )
     @OptionGroup var global: GlobalOptions
     func run() async throws {
@@ -216,7 +243,9 @@ struct RemoteCommand: AsyncParsableCommand {
             }
             if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
             _ = try? await session.fetchDeviceStatus()
-            let outcome = await PlayerController(session: session, style: runtime.expandedStyle, interactive: true).run(layout: .expanded)
+            let outcome = await PlayerController(session: session, style: runtime.expandedStyle, interactive: true).run(
+                layout: .expanded
+            )
             await context.sessionManager.endSession(stopCasting: outcome == .stopped)
         } catch {
             throw runtime.fail(error)
@@ -239,7 +268,9 @@ struct DevicesCommand: AsyncParsableCommand {
         let (devices, problem) = await runtime.discoverDevices()
         if devices.isEmpty {
             if runtime.global.json {
-                runtime.say(JSONValue.object(["devices": [], "problem": problem.map { .string($0) } ?? .null]).jsonString)
+                runtime.say(
+                    JSONValue.object(["devices": [], "problem": problem.map { .string($0) } ?? .null]).jsonString
+                )
             } else {
                 runtime.warn(NoDevicesScreen.text(problem: problem))
             }
@@ -260,7 +291,8 @@ enum DeviceText {
         if device.capabilities.contains(.audioOut) { capabilities.append("audio") }
         if device.isGroup { capabilities.append("group") }
         return [
-            "id": .string(device.id), "name": .string(device.friendlyName), "model": device.modelName.map { .string($0) } ?? .null,
+            "id": .string(device.id), "name": .string(device.friendlyName),
+            "model": device.modelName.map { .string($0) } ?? .null,
             "host": .string(device.host), "port": .number(Double(device.port)), "capabilities": .array(capabilities),
             "status": device.statusText.map { .string($0) } ?? .null, "static": .bool(device.isStatic),
         ]

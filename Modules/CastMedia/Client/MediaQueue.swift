@@ -54,9 +54,13 @@ public final class MediaQueue: Sendable {
     public func reload() async throws -> [Int] {
         let generation = state.withLock { $0.generation }
         let reply = try await request(["type": "QUEUE_GET_ITEM_IDS"])
-        guard reply["type"]?.stringValue == "QUEUE_ITEM_IDS", let ids = reply["itemIds"]?.arrayValue?.compactMap(\.intValue)
+        guard reply["type"]?.stringValue == "QUEUE_ITEM_IDS",
+            let ids = reply["itemIds"]?.arrayValue?.compactMap(\.intValue)
         else {
-            throw CastMediaError(.invalidResponse, "expected QUEUE_ITEM_IDS, got \(reply["type"]?.stringValue ?? "nothing")")
+            throw CastMediaError(
+                .invalidResponse,
+                "expected QUEUE_ITEM_IDS, got \(reply["type"]?.stringValue ?? "nothing")"
+            )
         }
         state.withLock { state in
             guard state.generation == generation else { return }
@@ -80,7 +84,10 @@ public final class MediaQueue: Sendable {
         let page = Array(ids[index..<min(ids.count, index + pageSize)]).filter { cachedItem(withID: $0) == nil }
         let reply = try await request(["type": "QUEUE_GET_ITEMS", "itemIds": .array(page.map { .number(Double($0)) })])
         guard reply["type"]?.stringValue == "QUEUE_ITEMS" else {
-            throw CastMediaError(.invalidResponse, "expected QUEUE_ITEMS, got \(reply["type"]?.stringValue ?? "nothing")")
+            throw CastMediaError(
+                .invalidResponse,
+                "expected QUEUE_ITEMS, got \(reply["type"]?.stringValue ?? "nothing")"
+            )
         }
         let items = (reply["items"]?.arrayValue ?? []).compactMap { try? QueueItem(json: $0) }
         state.withLock { state in
@@ -108,8 +115,9 @@ public final class MediaQueue: Sendable {
         } catch {
             throw RemoteMediaClient.mediaError(from: error, for: type)
         }
-        if let owner, ["LOAD_FAILED", "LOAD_CANCELLED", "INVALID_PLAYER_STATE", "INVALID_REQUEST", "ERROR"]
-            .contains(reply["type"]?.stringValue ?? "")
+        if let owner,
+            ["LOAD_FAILED", "LOAD_CANCELLED", "INVALID_PLAYER_STATE", "INVALID_REQUEST", "ERROR"]
+                .contains(reply["type"]?.stringValue ?? "")
         {
             if case .failed(let error) = owner.interpret(reply, for: type) { throw error }
         }

@@ -79,7 +79,9 @@ public final class RemoteMediaClient: Sendable {
     public var mediaStatus: MediaStatus? { state.withLock { $0.status } }
 
     /// Status updates, latest wins: a slow consumer sees the newest status, not a backlog.
-    public func statusUpdates() -> AsyncStream<MediaStatus?> { statusBroadcaster.makeStream(bufferingPolicy: .bufferingNewest(1)) }
+    public func statusUpdates() -> AsyncStream<MediaStatus?> {
+        statusBroadcaster.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
 
     /// Every event, in order.
     public func events() -> AsyncStream<RemoteMediaClientEvent> { eventBroadcaster.makeStream() }
@@ -158,12 +160,15 @@ public final class RemoteMediaClient: Sendable {
             return (previous, parsed)
         }
         if previous?.mediaSessionID != current?.mediaSessionID { queue.invalidate() }
-        if let current, current.items != nil, previous?.items != current.items || previous?.currentItemID != current.currentItemID {
+        if let current, current.items != nil,
+            previous?.items != current.items || previous?.currentItemID != current.currentItemID
+        {
             queue.noteStatus(current)
         }
         statusBroadcaster.yield(current)
         eventBroadcaster.yield(.statusUpdated(current))
-        if previous?.media?.metadata != current?.media?.metadata || previous?.mediaSessionID != current?.mediaSessionID {
+        if previous?.media?.metadata != current?.media?.metadata || previous?.mediaSessionID != current?.mediaSessionID
+        {
             eventBroadcaster.yield(.metadataUpdated(current?.media?.metadata))
         }
         if previous?.items != current?.items || previous?.currentItemID != current?.currentItemID {
@@ -238,7 +243,8 @@ public final class RemoteMediaClient: Sendable {
             let outcome: MediaRequest.Outcome
             do {
                 let json = try await reply.response()
-                outcome = self?.interpret(json, for: type) ?? .failed(CastMediaError(.notConnected, "the client is gone"))
+                outcome =
+                    self?.interpret(json, for: type) ?? .failed(CastMediaError(.notConnected, "the client is gone"))
             } catch is CancellationError {
                 outcome = .aborted(.cancelled)
             } catch {
@@ -278,19 +284,51 @@ public final class RemoteMediaClient: Sendable {
         case "MEDIA_STATUS":
             return .completed(apply(statusMessage: reply))
         case "LOAD_FAILED":
-            return .failed(CastMediaError(.loadFailed, "the receiver could not load the media", receiverReason: reason, detailedErrorCode: code))
+            return .failed(
+                CastMediaError(
+                    .loadFailed,
+                    "the receiver could not load the media",
+                    receiverReason: reason,
+                    detailedErrorCode: code
+                )
+            )
         case "LOAD_CANCELLED":
             return .failed(CastMediaError(.loadCancelled, "a newer load replaced this one", receiverReason: reason))
         case "INVALID_PLAYER_STATE":
-            return .failed(CastMediaError(.invalidPlayerState, "\(type) is not valid in the player's state", receiverReason: reason))
+            return .failed(
+                CastMediaError(
+                    .invalidPlayerState,
+                    "\(type) is not valid in the player's state",
+                    receiverReason: reason
+                )
+            )
         case "INVALID_REQUEST":
-            return .failed(CastMediaError(.invalidRequest, "the receiver rejected \(type)", receiverReason: reason, detailedErrorCode: code))
+            return .failed(
+                CastMediaError(
+                    .invalidRequest,
+                    "the receiver rejected \(type)",
+                    receiverReason: reason,
+                    detailedErrorCode: code
+                )
+            )
         case "ERROR":
-            return .failed(CastMediaError(.receiverError, "the receiver reported an error for \(type)", receiverReason: reason, detailedErrorCode: code))
+            return .failed(
+                CastMediaError(
+                    .receiverError,
+                    "the receiver reported an error for \(type)",
+                    receiverReason: reason,
+                    detailedErrorCode: code
+                )
+            )
         case "QUEUE_ITEM_IDS", "QUEUE_ITEMS", "SESSION_STATE":
             return .completed(mediaStatus)
         default:
-            return .failed(CastMediaError(.invalidResponse, "unexpected reply to \(type): \(reply["type"]?.stringValue ?? "no type")"))
+            return .failed(
+                CastMediaError(
+                    .invalidResponse,
+                    "unexpected reply to \(type): \(reply["type"]?.stringValue ?? "no type")"
+                )
+            )
         }
     }
 
@@ -309,14 +347,18 @@ public final class RemoteMediaClient: Sendable {
             return failed("LOAD", CastMediaError(.invalidRequest, "a load needs media or a non-empty queue"))
         }
         if let queue = request.queueData, !queue.items.isEmpty, !queue.items.indices.contains(queue.startIndex ?? 0) {
-            return failed("LOAD", CastMediaError(.invalidRequest, "the queue's start index \(queue.startIndex ?? 0) is out of range"))
+            return failed(
+                "LOAD",
+                CastMediaError(.invalidRequest, "the queue's start index \(queue.startIndex ?? 0) is out of range")
+            )
         }
         return send("LOAD", request.payload, needsSession: false, replaces: "LOAD")
     }
 
     /// Loads one media item.
     @discardableResult
-    public func loadMedia(_ media: MediaInformation, autoplay: Bool = true, currentTime: Double? = nil) -> MediaRequest {
+    public func loadMedia(_ media: MediaInformation, autoplay: Bool = true, currentTime: Double? = nil) -> MediaRequest
+    {
         var request = LoadRequestData(media: media)
         request.autoplay = autoplay
         request.currentTime = currentTime
@@ -340,7 +382,8 @@ public final class RemoteMediaClient: Sendable {
     /// Seeks (SEEK). A seek still in flight is aborted as replaced.
     @discardableResult
     public func seek(_ options: SeekOptions) -> MediaRequest {
-        var payload: JSONValue = options.isRelative
+        var payload: JSONValue =
+            options.isRelative
             ? ["relativeTime": .number(options.interval)] : ["currentTime": .number(options.interval)]
         if options.resumeState != .unchanged { payload["resumeState"] = .string(options.resumeState.rawValue) }
         return send("SEEK", custom(payload, options.customData), requires: .seek, replaces: "SEEK")
@@ -350,7 +393,10 @@ public final class RemoteMediaClient: Sendable {
     @discardableResult
     public func setPlaybackRate(_ rate: Double, customData: JSONValue? = nil) -> MediaRequest {
         guard (0.5...2.0).contains(rate) else {
-            return failed("SET_PLAYBACK_RATE", CastMediaError(.invalidRequest, "playback rate \(rate) is outside 0.5…2"))
+            return failed(
+                "SET_PLAYBACK_RATE",
+                CastMediaError(.invalidRequest, "playback rate \(rate) is outside 0.5…2")
+            )
         }
         return send("SET_PLAYBACK_RATE", custom(["playbackRate": .number(rate)], customData), requires: .playbackRate)
     }
@@ -405,7 +451,11 @@ public final class RemoteMediaClient: Sendable {
             return failed("QUEUE_LOAD", CastMediaError(.invalidRequest, "a queue needs items and a valid start index"))
         }
         var payload: JSONValue = [
-            "items": .array(items.map { var item = $0; item.itemID = nil; return item.json }),
+            "items": .array(
+                items.map {
+                    var item = $0; item.itemID = nil; return item.json
+                }
+            ),
             "startIndex": .number(Double(startIndex)),
             "repeatMode": .string(repeatMode.rawValue),
         ]
@@ -415,9 +465,19 @@ public final class RemoteMediaClient: Sendable {
 
     /// Inserts items before `itemID` (QUEUE_INSERT), or appends them when `itemID` is `nil`.
     @discardableResult
-    public func queueInsert(_ items: [QueueItem], before itemID: Int? = nil, customData: JSONValue? = nil) -> MediaRequest {
-        guard !items.isEmpty else { return failed("QUEUE_INSERT", CastMediaError(.invalidRequest, "nothing to insert")) }
-        var payload: JSONValue = ["items": .array(items.map { var item = $0; item.itemID = nil; return item.json })]
+    public func queueInsert(_ items: [QueueItem], before itemID: Int? = nil, customData: JSONValue? = nil)
+        -> MediaRequest
+    {
+        guard !items.isEmpty else {
+            return failed("QUEUE_INSERT", CastMediaError(.invalidRequest, "nothing to insert"))
+        }
+        var payload: JSONValue = [
+            "items": .array(
+                items.map {
+                    var item = $0; item.itemID = nil; return item.json
+                }
+            )
+        ]
         if let itemID { payload["insertBefore"] = .number(Double(itemID)) }
         return send("QUEUE_INSERT", custom(payload, customData))
     }
@@ -435,14 +495,18 @@ public final class RemoteMediaClient: Sendable {
     /// Removes items (QUEUE_REMOVE).
     @discardableResult
     public func queueRemove(_ itemIDs: [Int]) -> MediaRequest {
-        guard !itemIDs.isEmpty else { return failed("QUEUE_REMOVE", CastMediaError(.invalidRequest, "nothing to remove")) }
+        guard !itemIDs.isEmpty else {
+            return failed("QUEUE_REMOVE", CastMediaError(.invalidRequest, "nothing to remove"))
+        }
         return send("QUEUE_REMOVE", ["itemIds": .array(itemIDs.map { .number(Double($0)) })])
     }
 
     /// Moves items, in the given order, before `itemID` or to the end (QUEUE_REORDER).
     @discardableResult
     public func queueReorder(_ itemIDs: [Int], before itemID: Int? = nil) -> MediaRequest {
-        guard !itemIDs.isEmpty else { return failed("QUEUE_REORDER", CastMediaError(.invalidRequest, "nothing to move")) }
+        guard !itemIDs.isEmpty else {
+            return failed("QUEUE_REORDER", CastMediaError(.invalidRequest, "nothing to move"))
+        }
         var payload: JSONValue = ["itemIds": .array(itemIDs.map { .number(Double($0)) })]
         if let itemID { payload["insertBefore"] = .number(Double(itemID)) }
         return send("QUEUE_REORDER", payload)

@@ -101,7 +101,9 @@ public struct HTTPFetcher: Sendable {
         let response = eventLoop.makePromise(of: Response.self)
         let limit = maximumBodyBytes
         let tlsContext = self.tlsContext
-        let timeout = TimeAmount.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        let timeout = TimeAmount.nanoseconds(
+            Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        )
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(timeout)
             .channelInitializer { channel in
@@ -129,7 +131,11 @@ public struct HTTPFetcher: Sendable {
         } catch {
             handshake.fail(error)
             response.fail(error)
-            throw CastMediaError(.imageDownloadFailed, "cannot connect to \(target.host):\(target.port): \(error)", cause: error)
+            throw CastMediaError(
+                .imageDownloadFailed,
+                "cannot connect to \(target.host):\(target.port): \(error)",
+                cause: error
+            )
         }
         let timer = eventLoop.scheduleTask(in: timeout) {
             response.fail(CastMediaError(.imageDownloadFailed, "\(url) timed out"))
@@ -143,7 +149,10 @@ public struct HTTPFetcher: Sendable {
             try await handshake.futureResult.get()
             var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.path)
             let defaultPort = target.isHTTPS ? 443 : 80
-            head.headers.add(name: "Host", value: target.port == defaultPort ? target.host : "\(target.host):\(target.port)")
+            head.headers.add(
+                name: "Host",
+                value: target.port == defaultPort ? target.host : "\(target.host):\(target.port)"
+            )
             head.headers.add(name: "User-Agent", value: CastTransportVersion.userAgent)
             head.headers.add(name: "Accept", value: "image/*")
             head.headers.add(name: "Connection", value: "close")
@@ -174,7 +183,11 @@ private final class ResponseCollector: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            response = HTTPFetcher.Response(status: Int(head.status.code), location: head.headers.first(name: "Location"), body: [])
+            response = HTTPFetcher.Response(
+                status: Int(head.status.code),
+                location: head.headers.first(name: "Location"),
+                body: []
+            )
         case .body(var buffer):
             guard var current = response else { return }
             guard current.body.count + buffer.readableBytes <= limit else {

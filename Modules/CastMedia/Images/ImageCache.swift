@@ -121,7 +121,9 @@ public final class ImageCache: Sendable {
         defer { closedir(handle) }
         var result: [Entry] = []
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard name.hasSuffix(".img") else { continue }
             let path = directory + "/" + name
             var info = stat()

@@ -64,9 +64,14 @@ public struct AdBreakClipInfo: JSONConvertible, Hashable, Identifiable {
     public var customData: JSONValue?
 
     /// Creates a clip.
-    public init(id: String, contentID: String? = nil, contentType: String? = nil, duration: Double? = nil,
-                title: String? = nil, whenSkippable: Double? = nil)
-    {
+    public init(
+        id: String,
+        contentID: String? = nil,
+        contentType: String? = nil,
+        duration: Double? = nil,
+        title: String? = nil,
+        whenSkippable: Double? = nil
+    ) {
         self.id = id
         self.contentID = contentID
         self.contentType = contentType

@@ -112,33 +112,75 @@ public struct MediaMetadata: JSONConvertible, Hashable {
     private mutating func setNumber(_ key: String, _ value: Int?) { fields[key] = value.map { .number(Double($0)) } }
 
     /// The title (episode title for TV shows).
-    public var title: String? { get { text(Key.title) } set { setText(Key.title, newValue) } }
+    public var title: String? {
+        get { text(Key.title) }
+        set { setText(Key.title, newValue) }
+    }
     /// The subtitle.
-    public var subtitle: String? { get { text(Key.subtitle) } set { setText(Key.subtitle, newValue) } }
+    public var subtitle: String? {
+        get { text(Key.subtitle) }
+        set { setText(Key.subtitle, newValue) }
+    }
     /// The studio (movies).
-    public var studio: String? { get { text(Key.studio) } set { setText(Key.studio, newValue) } }
+    public var studio: String? {
+        get { text(Key.studio) }
+        set { setText(Key.studio, newValue) }
+    }
     /// The series title (TV shows).
-    public var seriesTitle: String? { get { text(Key.seriesTitle) } set { setText(Key.seriesTitle, newValue) } }
+    public var seriesTitle: String? {
+        get { text(Key.seriesTitle) }
+        set { setText(Key.seriesTitle, newValue) }
+    }
     /// The season number (TV shows).
-    public var season: Int? { get { number(Key.season) } set { setNumber(Key.season, newValue) } }
+    public var season: Int? {
+        get { number(Key.season) }
+        set { setNumber(Key.season, newValue) }
+    }
     /// The episode number (TV shows).
-    public var episode: Int? { get { number(Key.episode) } set { setNumber(Key.episode, newValue) } }
+    public var episode: Int? {
+        get { number(Key.episode) }
+        set { setNumber(Key.episode, newValue) }
+    }
     /// The artist (music, photos).
-    public var artist: String? { get { text(Key.artist) } set { setText(Key.artist, newValue) } }
+    public var artist: String? {
+        get { text(Key.artist) }
+        set { setText(Key.artist, newValue) }
+    }
     /// The album name (music).
-    public var albumName: String? { get { text(Key.albumName) } set { setText(Key.albumName, newValue) } }
+    public var albumName: String? {
+        get { text(Key.albumName) }
+        set { setText(Key.albumName, newValue) }
+    }
     /// The album artist (music).
-    public var albumArtist: String? { get { text(Key.albumArtist) } set { setText(Key.albumArtist, newValue) } }
+    public var albumArtist: String? {
+        get { text(Key.albumArtist) }
+        set { setText(Key.albumArtist, newValue) }
+    }
     /// The composer (music).
-    public var composer: String? { get { text(Key.composer) } set { setText(Key.composer, newValue) } }
+    public var composer: String? {
+        get { text(Key.composer) }
+        set { setText(Key.composer, newValue) }
+    }
     /// The track number (music).
-    public var trackNumber: Int? { get { number(Key.trackNumber) } set { setNumber(Key.trackNumber, newValue) } }
+    public var trackNumber: Int? {
+        get { number(Key.trackNumber) }
+        set { setNumber(Key.trackNumber, newValue) }
+    }
     /// The release date, ISO 8601.
-    public var releaseDate: String? { get { text(Key.releaseDate) } set { setText(Key.releaseDate, newValue) } }
+    public var releaseDate: String? {
+        get { text(Key.releaseDate) }
+        set { setText(Key.releaseDate, newValue) }
+    }
     /// The book title (audiobook chapters).
-    public var bookTitle: String? { get { text(Key.bookTitle) } set { setText(Key.bookTitle, newValue) } }
+    public var bookTitle: String? {
+        get { text(Key.bookTitle) }
+        set { setText(Key.bookTitle, newValue) }
+    }
     /// The chapter title (audiobook chapters).
-    public var chapterTitle: String? { get { text(Key.chapterTitle) } set { setText(Key.chapterTitle, newValue) } }
+    public var chapterTitle: String? {
+        get { text(Key.chapterTitle) }
+        set { setText(Key.chapterTitle, newValue) }
+    }
 
     /// The best line to show as a title for any type: title, else series title, chapter or book title.
     public var displayTitle: String? { title ?? seriesTitle ?? chapterTitle ?? bookTitle }

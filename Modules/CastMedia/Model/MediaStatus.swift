@@ -55,10 +55,16 @@ public struct VideoInfo: JSONConvertible, Hashable {
     }
 
     public init(json: JSONValue) throws {
-        self.init(width: json.int("width") ?? 0, height: json.int("height") ?? 0, hdrType: json.string("hdrType") ?? "sdr")
+        self.init(
+            width: json.int("width") ?? 0,
+            height: json.int("height") ?? 0,
+            hdrType: json.string("hdrType") ?? "sdr"
+        )
     }
 
-    public var json: JSONValue { ["width": .number(Double(width)), "height": .number(Double(height)), "hdrType": .string(hdrType)] }
+    public var json: JSONValue {
+        ["width": .number(Double(width)), "height": .number(Double(height)), "hdrType": .string(hdrType)]
+    }
 }
 
 /// One media session's status (GCKMediaStatus), as MEDIA_STATUS reports it.
@@ -132,7 +138,9 @@ public struct MediaStatus: JSONConvertible, Hashable {
         builder.set("media", media)
         builder.set("playerState", playerState == .loading ? PlayerState.idle.rawValue : playerState.rawValue)
         builder.set("idleReason", idleReason?.rawValue)
-        if let extendedPlayerState { builder["extendedStatus"] = ["playerState": .string(extendedPlayerState.rawValue)] }
+        if let extendedPlayerState {
+            builder["extendedStatus"] = ["playerState": .string(extendedPlayerState.rawValue)]
+        }
         builder.set("currentTime", currentTime)
         builder.set("playbackRate", playbackRate)
         builder.set("supportedMediaCommands", supportedMediaCommands.rawValue)

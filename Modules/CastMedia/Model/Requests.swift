@@ -76,9 +76,12 @@ public struct SeekOptions: Sendable, Hashable {
     }
 
     /// Creates seek options.
-    public init(interval: Double, isRelative: Bool = false, resumeState: ResumeState = .unchanged,
-                customData: JSONValue? = nil)
-    {
+    public init(
+        interval: Double,
+        isRelative: Bool = false,
+        resumeState: ResumeState = .unchanged,
+        customData: JSONValue? = nil
+    ) {
         self.interval = interval
         self.isRelative = isRelative
         self.resumeState = resumeState

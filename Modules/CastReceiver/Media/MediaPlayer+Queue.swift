@@ -77,13 +77,16 @@ extension MediaPlayer {
             } else {
                 // The current item went away: play the first surviving item that followed it.
                 let follower = oldQueue[(oldIndex + 1)...].first { !removedSet.contains($0.itemId) }
-                let next = follower.flatMap { item in remaining.firstIndex { $0.itemId == item.itemId } }
+                let next =
+                    follower.flatMap { item in remaining.firstIndex { $0.itemId == item.itemId } }
                     ?? remaining.count - 1
                 session.currentIndex = next
                 self.session = session
                 start(index: next, at: now)
             }
-            if let id = request["currentItemId"]?.intValue, self.session?.queue.contains(where: { $0.itemId == id }) == true {
+            if let id = request["currentItemId"]?.intValue,
+                self.session?.queue.contains(where: { $0.itemId == id }) == true
+            {
                 jump(toItem: id, at: now, startTime: currentTime)
             }
             return .success(change("REMOVE", removed))
@@ -94,7 +97,8 @@ extension MediaPlayer {
                 order.allSatisfy({ id in session.queue.contains { $0.itemId == id } })
             else { return .failure("INVALID_PARAMS") }
             let insertBefore = request["insertBefore"]?.intValue
-            if let insertBefore, order.contains(insertBefore) || !session.queue.contains(where: { $0.itemId == insertBefore })
+            if let insertBefore,
+                order.contains(insertBefore) || !session.queue.contains(where: { $0.itemId == insertBefore })
             {
                 return .failure("INVALID_PARAMS")
             }
@@ -126,7 +130,8 @@ extension MediaPlayer {
             if let updates = request["items"]?.arrayValue?.compactMap(\.objectValue) {
                 var changed: [Int] = []
                 for update in updates {
-                    guard let id = update["itemId"]?.intValue, let index = session.queue.firstIndex(where: { $0.itemId == id })
+                    guard let id = update["itemId"]?.intValue,
+                        let index = session.queue.firstIndex(where: { $0.itemId == id })
                     else { return .failure("INVALID_PARAMS") }
                     var item = update
                     item["itemId"] = nil

@@ -37,7 +37,9 @@ extension MediaPlayer {
             out + [reply(statusMessage(at: now, requestId: requestId)), broadcastStatus(at: now, except: requester)]
         }
 
-        guard let type = request["type"]?.stringValue else { return failure("INVALID_REQUEST", reason: "INVALID_COMMAND") }
+        guard let type = request["type"]?.stringValue else {
+            return failure("INVALID_REQUEST", reason: "INVALID_COMMAND")
+        }
 
         switch type {
         case "GET_STATUS":
@@ -179,11 +181,15 @@ extension MediaPlayer {
                     $0["type"]?.stringValue == "TEXT" && $0["language"]?.stringValue == language
                 }), let id = track["trackId"]?.intValue
             {
-                let textIds = Set(tracks.filter { $0["type"]?.stringValue == "TEXT" }.compactMap { $0["trackId"]?.intValue })
+                let textIds = Set(
+                    tracks.filter { $0["type"]?.stringValue == "TEXT" }.compactMap { $0["trackId"]?.intValue }
+                )
                 session.activeTrackIds = session.activeTrackIds.filter { !textIds.contains($0) } + [id]
             }
             if request["enableTextTracks"]?.boolValue == false {
-                let textIds = Set(tracks.filter { $0["type"]?.stringValue == "TEXT" }.compactMap { $0["trackId"]?.intValue })
+                let textIds = Set(
+                    tracks.filter { $0["type"]?.stringValue == "TEXT" }.compactMap { $0["trackId"]?.intValue }
+                )
                 session.activeTrackIds.removeAll { textIds.contains($0) }
             }
             if let style = request["textTrackStyle"], style.objectValue != nil { session.textTrackStyle = style }
@@ -194,7 +200,9 @@ extension MediaPlayer {
                     $0["type"]?.stringValue == "AUDIO" && $0["language"]?.stringValue == language
                 }), let id = track["trackId"]?.intValue
             else { return failure("INVALID_REQUEST", reason: "LANGUAGE_NOT_SUPPORTED") }
-            let audioIds = Set(tracks.filter { $0["type"]?.stringValue == "AUDIO" }.compactMap { $0["trackId"]?.intValue })
+            let audioIds = Set(
+                tracks.filter { $0["type"]?.stringValue == "AUDIO" }.compactMap { $0["trackId"]?.intValue }
+            )
             session.activeTrackIds = session.activeTrackIds.filter { !audioIds.contains($0) } + [id]
         case "SKIP_AD":
             guard session.adBreak != nil else { return failure("INVALID_PLAYER_STATE") }
@@ -203,9 +211,13 @@ extension MediaPlayer {
             // End the clip now: the clock-driven transition does the rest (next clip or back to content).
             let deliveries = forceClipEnd(at: now)
             _ = deliveries
-            return out + [reply(statusMessage(at: now, requestId: requestId)), broadcastStatus(at: now, except: requester)]
+            return out + [
+                reply(statusMessage(at: now, requestId: requestId)), broadcastStatus(at: now, except: requester),
+            ]
         case "QUEUE_GET_ITEM_IDS":
-            return out + [reply(["type": "QUEUE_ITEM_IDS", "itemIds": .array(session.queue.map { .number(Double($0.itemId)) })])]
+            return out + [
+                reply(["type": "QUEUE_ITEM_IDS", "itemIds": .array(session.queue.map { .number(Double($0.itemId)) })])
+            ]
         case "QUEUE_GET_ITEMS":
             guard let ids = request["itemIds"]?.arrayValue?.compactMap(\.intValue) else {
                 return failure("INVALID_REQUEST", reason: "INVALID_PARAMS")
@@ -357,7 +369,8 @@ extension MediaPlayer {
             nextItemId += 1
             deliveries.append(
                 reply([
-                    "type": "LOAD_FAILED", "detailedErrorCode": .number(Double(code)), "itemId": .number(Double(itemId)),
+                    "type": "LOAD_FAILED", "detailedErrorCode": .number(Double(code)),
+                    "itemId": .number(Double(itemId)),
                 ])
             )
             return deliveries
@@ -382,7 +395,8 @@ extension MediaPlayer {
         var items: [[String: JSONValue]]
         var startIndex = 0
         var queueData: [String: JSONValue]?
-        if let queue = request["queueData"]?.objectValue, let given = queue["items"]?.arrayValue?.compactMap(\.objectValue),
+        if let queue = request["queueData"]?.objectValue,
+            let given = queue["items"]?.arrayValue?.compactMap(\.objectValue),
             !given.isEmpty
         {
             items = given
@@ -402,7 +416,8 @@ extension MediaPlayer {
             return Entry(itemId: nextItemId, item: item)
         }
         var session = Session(mediaSessionId: pending.mediaSessionId, queue: entries, currentIndex: startIndex)
-        session.repeatMode = request["queueData"]?["repeatMode"]?.stringValue ?? request["repeatMode"]?.stringValue
+        session.repeatMode =
+            request["queueData"]?["repeatMode"]?.stringValue ?? request["repeatMode"]?.stringValue
             ?? "REPEAT_OFF"
         session.rate = request["playbackRate"]?.doubleValue ?? 1
         session.queueData = queueData
@@ -415,7 +430,9 @@ extension MediaPlayer {
         self.session = session
         let autoplay = request["autoplay"]?.boolValue ?? entries[startIndex].autoplay
         start(index: startIndex, at: now, startTime: request["currentTime"]?.doubleValue, autoplay: autoplay)
-        if let ids = request["activeTrackIds"]?.arrayValue?.compactMap(\.intValue) { self.session?.activeTrackIds = ids }
+        if let ids = request["activeTrackIds"]?.arrayValue?.compactMap(\.intValue) {
+            self.session?.activeTrackIds = ids
+        }
         var reply = statusMessage(at: now, requestId: pending.requestId)
         reply["requestId"] = .number(Double(pending.requestId))
         return [

@@ -21,7 +21,8 @@ extension MediaPlayer {
     /// The `supportedMediaCommands` of the current state: live streams cannot pause or seek (senders show
     /// play/stop), queue navigation only where there is somewhere to go, SKIP_AD only while a skippable clip plays.
     func supportedCommands(of session: Session, at now: Double) -> Int {
-        var bits = MediaCommandBits.streamVolume | MediaCommandBits.streamMute | MediaCommandBits.editTracks
+        var bits =
+            MediaCommandBits.streamVolume | MediaCommandBits.streamMute | MediaCommandBits.editTracks
             | MediaCommandBits.playbackRate | MediaCommandBits.streamTransfer
         if !session.current.isLive { bits |= MediaCommandBits.pause | MediaCommandBits.seek }
         if session.queue.count > 1 {
@@ -43,7 +44,9 @@ extension MediaPlayer {
         var clipTime = adBreak.clipPosition
         if session.playerState == "PLAYING" { clipTime += now - adBreak.anchorTime }
         var previousClips = 0.0
-        for id in adBreak.clipIds.prefix(adBreak.clipIndex) { previousClips += session.current.clip(id)?["duration"]?.doubleValue ?? 15 }
+        for id in adBreak.clipIds.prefix(adBreak.clipIndex) {
+            previousClips += session.current.clip(id)?["duration"]?.doubleValue ?? 15
+        }
         var status: JSONValue = [
             "breakId": .string(adBreak.breakId),
             "breakClipId": .string(clipId),

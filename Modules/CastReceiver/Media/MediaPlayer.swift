@@ -111,7 +111,6 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
     var nextMediaSessionId = 1
     var nextItemId = 1
 
-
     init(settings: Settings = Settings()) { self.settings = settings }
 
     // MARK: - Time
@@ -320,9 +319,11 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         session.adBreak = nil
         session.preloadedItemId = nil
         // Breaks the sender marks as watched are not played again.
-        session.watchedBreaks = Set(entry.breaks.compactMap { item in
-            item["isWatched"]?.boolValue == true ? item["id"]?.stringValue : nil
-        })
+        session.watchedBreaks = Set(
+            entry.breaks.compactMap { item in
+                item["isWatched"]?.boolValue == true ? item["id"]?.stringValue : nil
+            }
+        )
         session.activeTrackIds = entry.item["activeTrackIds"]?.arrayValue?.compactMap(\.intValue) ?? []
         self.session = session
         if session.position == 0 {

@@ -114,7 +114,8 @@ struct SessionStore: Sendable {
             bytes += buffer[0..<count]
             if bytes.count > 65_536 { throw failure("\(path) is too large to be a saved session") }
         }
-        guard let json = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self)), let saved = SavedSession(json: json)
+        guard let json = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self)),
+            let saved = SavedSession(json: json)
         else { throw failure("\(path) is not a saved session") }
         return saved
     }

@@ -129,7 +129,9 @@ public final class CastSession: Sendable {
             deviceStatusBroadcaster.yield(status)
             if status.application?.sessionID != sessionID, connectionState == .connected {
                 // Someone else stopped or replaced our app.
-                Task { await self.finish(error: CastSessionError(.appStopped, "the receiver app is no longer running")) }
+                Task {
+                    await self.finish(error: CastSessionError(.appStopped, "the receiver app is no longer running"))
+                }
             }
             return
         }
@@ -148,7 +150,9 @@ public final class CastSession: Sendable {
             break
         case .virtualConnectionClosed(let endpoint):
             if endpoint == transportID {
-                await finish(error: CastSessionError(.appStopped, "the receiver app closed the connection (it stopped)"))
+                await finish(
+                    error: CastSessionError(.appStopped, "the receiver app closed the connection (it stopped)")
+                )
             }
         case .disconnected(let code):
             // Events queue up while a reconnection runs; one about an earlier transport is stale once the
@@ -184,7 +188,9 @@ public final class CastSession: Sendable {
                 try await connection.reconnect()
                 let status = try await fetchDeviceStatusNow()
                 guard let app = status.application, app.sessionID == sessionID else {
-                    await finish(error: CastSessionError(.appStopped, "the app stopped while the session was suspended"))
+                    await finish(
+                        error: CastSessionError(.appStopped, "the app stopped while the session was suspended")
+                    )
                     return
                 }
                 resumed(status: status)
@@ -194,7 +200,10 @@ public final class CastSession: Sendable {
             } catch {
                 failures += 1
                 lastError = error
-                logger.debug("reconnect attempt failed", metadata: ["cast.attempt": "\(failures)", "cast.error": "\(error)"])
+                logger.debug(
+                    "reconnect attempt failed",
+                    metadata: ["cast.attempt": "\(failures)", "cast.error": "\(error)"]
+                )
             }
         }
         let error = CastSessionError(
@@ -267,7 +276,8 @@ public final class CastSession: Sendable {
 
     /// Ends the session; used by ``SessionManager`` and when the app goes away.
     func finish(stopApplication: Bool = false, error: CastSessionError?) async {
-        let (proceed, tasks, waiters) = state.withLock { state -> (Bool, [Task<Void, Never>], [CheckedContinuation<Bool, Never>]) in
+        let (proceed, tasks, waiters) = state.withLock {
+            state -> (Bool, [Task<Void, Never>], [CheckedContinuation<Bool, Never>]) in
             guard !state.isEnding else { return (false, [], []) }
             state.isEnding = true
             defer { state.resumeWaiters = [:] }
@@ -375,7 +385,11 @@ public final class CastSession: Sendable {
         try requireConnected()
         let reply = try await receiverRequest(payload)
         guard reply["type"]?.stringValue == "RECEIVER_STATUS" else {
-            throw CastSessionError(.invalidResponse, "the receiver answered \(reply["type"]?.stringValue ?? "nothing")", receiverReason: reply["reason"]?.stringValue)
+            throw CastSessionError(
+                .invalidResponse,
+                "the receiver answered \(reply["type"]?.stringValue ?? "nothing")",
+                receiverReason: reply["reason"]?.stringValue
+            )
         }
         let status = DeviceStatus(json: reply)
         state.withLock { $0.deviceStatus = status }
@@ -391,7 +405,11 @@ public final class CastSession: Sendable {
                 timeout: options.requestTimeout
             ).json()
         } catch let error as CastTransportError {
-            throw CastSessionError(error.code == .requestTimedOut ? .timedOut : .connectionLost, error.message, cause: error)
+            throw CastSessionError(
+                error.code == .requestTimedOut ? .timedOut : .connectionLost,
+                error.message,
+                cause: error
+            )
         }
     }
 
@@ -419,7 +437,9 @@ public final class CastSession: Sendable {
     }
 
     private func connectChannels() {
-        let (channels, app, connected) = state.withLock { ($0.channels, $0.application, $0.connectionState == .connected) }
+        let (channels, app, connected) = state.withLock {
+            ($0.channels, $0.application, $0.connectionState == .connected)
+        }
         guard connected else { return }
         for (namespace, channel) in channels where app.namespaces.contains(namespace) {
             let connection = self.connection
@@ -483,7 +503,10 @@ struct SessionMediaChannel: MediaChannel {
             return MediaReply {
                 guard await session.waitUntilResumed(deadline: deadline) else {
                     if session.connectionState == .disconnected {
-                        throw CastMediaError(.notConnected, "the session ended while the request waited for it to resume")
+                        throw CastMediaError(
+                            .notConnected,
+                            "the session ended while the request waited for it to resume"
+                        )
                     }
                     throw CastMediaError(.timedOut, "the session did not resume within \(timeout)")
                 }
@@ -495,7 +518,12 @@ struct SessionMediaChannel: MediaChannel {
                 ).json()
             }
         }
-        let pending = try connection.startRequest(namespace: CastNamespace.media, to: transportID, payload: payload, timeout: timeout)
+        let pending = try connection.startRequest(
+            namespace: CastNamespace.media,
+            to: transportID,
+            payload: payload,
+            timeout: timeout
+        )
         return MediaReply { try await pending.response().json() }
     }
 }

@@ -47,7 +47,11 @@ public enum CastState: Sendable, Hashable {
 public protocol SessionManagerListener: AnyObject, Sendable {
     func sessionManager(_ manager: SessionManager, willStartSessionWith device: CastDevice)
     func sessionManager(_ manager: SessionManager, didStart session: CastSession)
-    func sessionManager(_ manager: SessionManager, didFailToStartSessionWith device: CastDevice, error: CastSessionError)
+    func sessionManager(
+        _ manager: SessionManager,
+        didFailToStartSessionWith device: CastDevice,
+        error: CastSessionError
+    )
     func sessionManager(_ manager: SessionManager, willEnd session: CastSession)
     func sessionManager(_ manager: SessionManager, didEnd session: CastSession, error: CastSessionError?)
     func sessionManager(_ manager: SessionManager, didSuspend session: CastSession, reason: SuspendReason)

@@ -39,7 +39,9 @@ public final class SessionManager: Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.sleep = sleep
         self.logger = logger.withCategory(CastLogCategory.session)
-        self.store = options.resumesSavedSessions ? SessionStore(directory: options.stateDirectory ?? SessionStore.defaultDirectory()) : nil
+        self.store =
+            options.resumesSavedSessions
+            ? SessionStore(directory: options.stateDirectory ?? SessionStore.defaultDirectory()) : nil
         self.state = Mutex(State(castState: options.staticDevices.isEmpty ? .noDevicesAvailable : .notConnected))
     }
 
@@ -165,23 +167,32 @@ public final class SessionManager: Sendable {
                 logger: logger
             )
         } catch {
-            throw CastSessionError(.connectFailed, "cannot connect to \(device.friendlyName) at \(device.host):\(device.port)", cause: error)
+            throw CastSessionError(
+                .connectFailed,
+                "cannot connect to \(device.friendlyName) at \(device.host):\(device.port)",
+                cause: error
+            )
         }
         do {
             try await connection.openVirtualConnection(to: CastEndpoint.receiver)
             let watcher = connection.messages()
-            let status = DeviceStatus(json: try await connection.request(
-                namespace: CastNamespace.receiver,
-                to: CastEndpoint.receiver,
-                payload: ["type": "GET_STATUS"]
-            ).json())
+            let status = DeviceStatus(
+                json: try await connection.request(
+                    namespace: CastNamespace.receiver,
+                    to: CastEndpoint.receiver,
+                    payload: ["type": "GET_STATUS"]
+                ).json()
+            )
             let application: ApplicationMetadata
             var finalStatus = status
             if let sessionID {
                 guard let running = status.application, running.sessionID == sessionID, !running.isIdleScreen,
                     joiningApplicationID == nil || running.applicationID == joiningApplicationID
                 else {
-                    throw CastSessionError(.sessionNotFound, "\(device.friendlyName) no longer runs session \(sessionID)")
+                    throw CastSessionError(
+                        .sessionNotFound,
+                        "\(device.friendlyName) no longer runs session \(sessionID)"
+                    )
                 }
                 application = running
             } else if let running = status.application, running.applicationID == options.receiverApplicationID,
@@ -199,7 +210,11 @@ public final class SessionManager: Sendable {
                         payload: ["type": "STOP", "sessionId": .string(running.sessionID)]
                     )
                 }
-                (application, finalStatus) = try await launch(on: connection, watching: watcher, previous: status.application)
+                (application, finalStatus) = try await launch(
+                    on: connection,
+                    watching: watcher,
+                    previous: status.application
+                )
             }
             try await connection.openVirtualConnection(to: application.transportID)
             return CastSession(
@@ -228,7 +243,8 @@ public final class SessionManager: Sendable {
         let appID = options.receiverApplicationID
         var payload: JSONValue = ["type": "LAUNCH", "appId": .string(appID)]
         if let language = options.launchOptions.language { payload["language"] = .string(language) }
-        payload["supportedAppTypes"] = options.launchOptions.androidReceiverCompatible ? ["WEB", "ANDROID_TV"] : ["WEB"]
+        payload["supportedAppTypes"] =
+            options.launchOptions.androidReceiverCompatible ? ["WEB", "ANDROID_TV"] : ["WEB"]
         if let parameters = options.launchOptions.appParameters { payload["appParams"] = parameters }
         if let credentials = options.launchCredentials { payload["credentialsData"] = credentials.json }
         let previousSession = previous?.sessionID
@@ -236,7 +252,12 @@ public final class SessionManager: Sendable {
         let request = payload
         let reply: JSONValue = try await withThrowingTaskGroup(of: JSONValue.self) { group in
             group.addTask {
-                try await connection.request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: request, timeout: timeout).json()
+                try await connection.request(
+                    namespace: CastNamespace.receiver,
+                    to: CastEndpoint.receiver,
+                    payload: request,
+                    timeout: timeout
+                ).json()
             }
             group.addTask {
                 for await message in watcher where message.namespace == CastNamespace.receiver {
@@ -249,7 +270,9 @@ public final class SessionManager: Sendable {
                 throw CancellationError()
             }
             defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw CastSessionError(.connectionLost, "the connection closed during LAUNCH") }
+            guard let first = try await group.next() else {
+                throw CastSessionError(.connectionLost, "the connection closed during LAUNCH")
+            }
             return first
         }
         switch reply["type"]?.stringValue {
@@ -276,7 +299,8 @@ public final class SessionManager: Sendable {
         if let error = error as? CastTransportError {
             switch error.code {
             case .requestTimedOut: return CastSessionError(.timedOut, error.message, cause: error)
-            case .connectFailed, .tlsHandshakeFailed, .notTLS: return CastSessionError(.connectFailed, error.message, cause: error)
+            case .connectFailed, .tlsHandshakeFailed, .notTLS:
+                return CastSessionError(.connectFailed, error.message, cause: error)
             default: return CastSessionError(.connectionLost, error.message, cause: error)
             }
         }

@@ -174,7 +174,11 @@ public final class CastConnection: Sendable {
             .channelInitializer { [weak self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let self else { throw CastTransportError(.connectionClosed, "the connection was released") }
-                    try pipeline.install(on: channel, handshakePromise: handshake, router: self.makeRouter(for: channel))
+                    try pipeline.install(
+                        on: channel,
+                        handshakePromise: handshake,
+                        router: self.makeRouter(for: channel)
+                    )
                 }
             }
         let channel: any Channel
@@ -408,7 +412,8 @@ public final class CastConnection: Sendable {
         let written = channel.eventLoop.makePromise(of: Void.self)
         written.futureResult.whenFailure { error in
             promise.fail(
-                error as? CastTransportError ?? CastTransportError(.connectionClosed, "the request could not be sent", cause: error)
+                error as? CastTransportError
+                    ?? CastTransportError(.connectionClosed, "the request could not be sent", cause: error)
             )
         }
         channel.writeAndFlush(command, promise: written)
@@ -445,7 +450,11 @@ public final class CastConnection: Sendable {
         }
         if !isServerSide {
             for endpoint in endpoints.reversed() {
-                try? await send(namespace: CastNamespace.connection, to: endpoint, payload: ["type": "CLOSE", "reasonCode": 5])
+                try? await send(
+                    namespace: CastNamespace.connection,
+                    to: endpoint,
+                    payload: ["type": "CLOSE", "reasonCode": 5]
+                )
             }
         }
         try? await channel.close()

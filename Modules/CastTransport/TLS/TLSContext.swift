@@ -54,7 +54,9 @@ public final class TLSContext: @unchecked Sendable {
                     added += 1
                 }
                 ERR_clear_error()  // the loop ends on a "no start line" error
-                guard added > 0 else { throw CastTransportError(.tlsFailure, "no PEM certificate among the trust roots") }
+                guard added > 0 else {
+                    throw CastTransportError(.tlsFailure, "no PEM certificate among the trust roots")
+                }
             }
         } else {
             guard SSL_CTX_set_default_verify_paths(context.handle) == 1 else {

@@ -218,7 +218,8 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func writePlaintext(context: ChannelHandlerContext, _ buffer: ByteBuffer, promise: EventLoopPromise<Void>?) {
+    private func writePlaintext(context: ChannelHandlerContext, _ buffer: ByteBuffer, promise: EventLoopPromise<Void>?)
+    {
         guard let ssl else {
             promise?.fail(CastTransportError(.connectionClosed, "the TLS connection is closed"))
             return
@@ -250,7 +251,9 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         if state == .idle || state == .handshaking {
             handshakeTimer?.cancel()
-            handshakePromise?.fail(CastTransportError(.tlsHandshakeFailed, "the connection was closed during the TLS handshake"))
+            handshakePromise?.fail(
+                CastTransportError(.tlsHandshakeFailed, "the connection was closed during the TLS handshake")
+            )
         }
         state = .closed
         failPendingWrites(CastTransportError(.connectionClosed, "the connection was closed"))
@@ -270,7 +273,10 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         handshakeTimer?.cancel()
         if state == .handshaking || state == .idle {
-            let error = CastTransportError(.tlsHandshakeFailed, "the peer closed the connection during the TLS handshake")
+            let error = CastTransportError(
+                .tlsHandshakeFailed,
+                "the peer closed the connection during the TLS handshake"
+            )
             handshakePromise?.fail(error)
             context.fireErrorCaught(error)
         }

@@ -63,8 +63,13 @@ public struct TLSIdentity: Sendable, Hashable {
         if !subjectAlternativeNames.isEmpty {
             var extensionContext = X509V3_CTX()
             X509V3_set_ctx(&extensionContext, certificate, certificate, nil, nil, 0)
-            guard let names = X509V3_EXT_conf_nid(nil, &extensionContext, NID_subject_alt_name,
-                                                 subjectAlternativeNames.joined(separator: ","))
+            guard
+                let names = X509V3_EXT_conf_nid(
+                    nil,
+                    &extensionContext,
+                    NID_subject_alt_name,
+                    subjectAlternativeNames.joined(separator: ",")
+                )
             else { throw OpenSSLErrorQueue.error(.tlsFailure, "invalid subject alternative names") }
             X509_add_ext(certificate, names, -1)
             X509_EXTENSION_free(names)
