@@ -174,23 +174,14 @@ struct CastReceiverCommand: AsyncParsableCommand {
     }
 
     private func readFile(_ path: String) throws -> String {
-        guard let file = fopen(path, "r") else { throw ValidationError("cannot read \(path)") }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-        }
+        guard let bytes = LocalFiles.read(path) else { throw ValidationError("cannot read \(path)") }
         return String(decoding: bytes, as: UTF8.self)
     }
 }
 
 /// Writes a line to standard output at once (scripts wait for these lines, so they must not sit in a buffer).
 func say(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    LocalFiles.write(line + "\n", to: STDOUT_FILENO)
 }
 
 /// Suspends until SIGINT or SIGTERM arrives and returns which.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastTransport
 import Foundation
 
 /// `cast`: find Cast devices, start and control sessions, from the command line.
@@ -53,7 +54,6 @@ struct CastCommand: AsyncParsableCommand {
 /// Writes to standard error without buffering.
 enum FileHandleOutput {
     static func standardError(_ text: String) {
-        let bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        LocalFiles.write(text.hasSuffix("\n") ? text : text + "\n", to: 2)
     }
 }

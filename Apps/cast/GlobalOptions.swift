@@ -131,13 +131,11 @@ struct CLIRuntime: Sendable {
     }
 
     func say(_ text: String) {
-        let bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        LocalFiles.write(text.hasSuffix("\n") ? text : text + "\n", to: STDOUT_FILENO)
     }
 
     func warn(_ text: String) {
-        let bytes = Array(("cast: " + text + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        FileHandleOutput.standardError("cast: " + text)
     }
 
     // MARK: Failures

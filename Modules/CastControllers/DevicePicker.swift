@@ -1,4 +1,5 @@
 import CastDiscovery
+import CastTransport
 
 /// The Cast dialog in a terminal: a list of devices to choose from with the arrow keys and Enter.
 public struct DevicePicker: Sendable {
@@ -77,11 +78,7 @@ public struct IntroductoryOverlay: Sendable {
     /// Returns the hint once: the first call writes the marker, later calls return `nil`.
     public func consume(deviceName: String, style: ControllerStyle) -> String? {
         if access(markerPath, F_OK) == 0 { return nil }
-        var current = ""
-        for component in markerPath.split(separator: "/").dropLast() {
-            current += "/" + component
-            mkdir(current, 0o700)
-        }
+        LocalFiles.makeDirectories(String(markerPath[..<(markerPath.lastIndex(of: "/") ?? markerPath.endIndex)]))
         let descriptor = open(markerPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return nil }
         close(descriptor)

@@ -1,3 +1,4 @@
+import CastTransport
 import Dispatch
 import Synchronization
 
@@ -79,13 +80,7 @@ public final class Terminal: Sendable {
 
     /// Writes text to standard output at once.
     public func write(_ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if written <= 0 { break }
-            offset += written
-        }
+        LocalFiles.write(text, to: STDOUT_FILENO)
     }
 
     /// Key presses from standard input, decoded (arrow keys from their escape sequences). Event driven: a

@@ -72,8 +72,7 @@ struct ConfigCommand: AsyncParsableCommand {
 }
 
 func say(_ text: String) {
-    let bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+    LocalFiles.write(text.hasSuffix("\n") ? text : text + "\n", to: 1)
 }
 
 #if canImport(Glibc)

@@ -349,15 +349,7 @@ func firstMessage(_ stream: AsyncStream<CastMessage.Payload>, within seconds: Do
 
 enum FileText {
     static func read(_ path: String) throws -> String {
-        guard let file = fopen(path, "r") else { throw ValidationError("cannot read \(path)") }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-        }
+        guard let bytes = LocalFiles.read(path) else { throw ValidationError("cannot read \(path)") }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

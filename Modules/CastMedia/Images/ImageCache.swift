@@ -1,3 +1,4 @@
+import CastTransport
 import Synchronization
 
 #if canImport(Glibc)
@@ -59,7 +60,7 @@ public final class ImageCache: Sendable {
     /// The cached image at `url`, without downloading; a hit marks the file as recently used.
     public func cachedImage(for url: String) -> [UInt8]? {
         let path = self.path(for: url)
-        guard let bytes = Self.read(path) else { return nil }
+        guard let bytes = LocalFiles.read(path) else { return nil }
         utimes(path, nil)
         return bytes
     }
@@ -85,7 +86,7 @@ public final class ImageCache: Sendable {
     }
 
     private func store(_ bytes: [UInt8], for url: String) {
-        guard bytes.count <= maximumBytes, makeDirectories() else { return }
+        guard bytes.count <= maximumBytes, LocalFiles.makeDirectories(directory) else { return }
         let path = self.path(for: url)
         let temporary = path + ".tmp-\(getpid())"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -132,27 +133,5 @@ public final class ImageCache: Sendable {
             result.append(Entry(path: path, size: Int(info.st_size), modified: modified))
         }
         return result
-    }
-
-    private func makeDirectories() -> Bool {
-        var current = ""
-        for component in directory.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o700) != 0, errno != EEXIST { return false }
-        }
-        return true
-    }
-
-    private static func read(_ path: String) -> [UInt8]? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-        }
-        return bytes
     }
 }

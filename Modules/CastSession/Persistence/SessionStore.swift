@@ -86,7 +86,7 @@ struct SessionStore: Sendable {
     var path: String { directory + "/session.json" }
 
     func save(_ session: SavedSession) throws {
-        try makeDirectories(directory)
+        guard LocalFiles.makeDirectories(directory) else { throw failure("cannot create \(directory)") }
         let temporary = path + ".tmp-\(getpid())"
         let bytes = Array((session.json.jsonString + "\n").utf8)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -101,18 +101,9 @@ struct SessionStore: Sendable {
     }
 
     func load() throws -> SavedSession? {
-        guard let file = fopen(path, "r") else {
-            if errno == ENOENT { return nil }
-            throw failure("cannot read \(path)")
-        }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-            if bytes.count > 65_536 { throw failure("\(path) is too large to be a saved session") }
+        guard access(path, F_OK) == 0 else { return nil }
+        guard let bytes = LocalFiles.read(path, limit: 65_536) else {
+            throw failure("cannot read \(path), or it is too large to be a saved session")
         }
         guard let json = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self)),
             let saved = SavedSession(json: json)
@@ -122,14 +113,6 @@ struct SessionStore: Sendable {
 
     func clear() {
         unlink(path)
-    }
-
-    private func makeDirectories(_ path: String) throws {
-        var current = ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            current += "/" + component
-            if mkdir(current, 0o700) != 0, errno != EEXIST { throw failure("cannot create \(current)") }
-        }
     }
 
     private func failure(_ message: String) -> CastSessionError {

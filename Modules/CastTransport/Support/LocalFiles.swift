@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Small POSIX file helpers the modules and apps of this package share (state files, caches, certificates),
+/// so none of them needs Foundation for a read or a `mkdir -p`.
+package enum LocalFiles {
+    /// The whole file, or `nil` when it cannot be opened; reading stops with `nil` past `limit` bytes.
+    package static func read(_ path: String, limit: Int = .max) -> [UInt8]? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+            if bytes.count > limit { return nil }
+        }
+        return bytes
+    }
+
+    /// Creates `path` and its missing parents (mode 0700); `false` when a component cannot be created.
+    @discardableResult
+    package static func makeDirectories(_ path: String) -> Bool {
+        var current = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            current += "/" + component
+            if mkdir(current, 0o700) != 0, errno != EEXIST { return false }
+        }
+        return true
+    }
+
+    /// Writes `text` to a descriptor at once (unbuffered), e.g. standard output for lines scripts wait for.
+    package static func write(_ text: String, to descriptor: Int32) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+}
