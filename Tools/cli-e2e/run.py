@@ -118,6 +118,32 @@ def errors(port):
     cast("app", "stop")
 
 
+def custom_channels(port):
+    host = f"127.0.0.1:{port}"
+    code, out, text = cast("launch", "E0C40001", "--host", host, "--json")
+    check("launch a custom app", code == 0 and (out or {}).get("app", {}).get("id") == "E0C40001", text)
+    code, out, text = cast("send", "--namespace", "urn:x-cast:com.example.echo", '{"hello":1}', "--wait-reply", "--json")
+    check("send --wait-reply gets the echo", code == 0 and (out or {}).get("reply") == '{"hello":1}', text)
+    code, _, text = cast("send", "--namespace", "urn:x-cast:com.example.other", "x")
+    check("send on a namespace the app lacks exits 1", code == 1, text)
+    cast("app", "stop")
+
+
+def mini_controller(port):
+    if shutil.which("tmux") is None:
+        return
+    name = "cast-e2e-mini"
+    tmux("kill-session", "-t", name)
+    tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "12",
+         f"{CAST} play --host 127.0.0.1:{port} {URL_A} --title Mini; echo MINI-EXITED-$?; sleep 60")
+    check("mini controller shows the title and keys", wait_until(lambda: "Mini" in screen(name) and "q leave" in screen(name)), screen(name))
+    tmux("send-keys", "-t", name, "s")
+    check("s stops casting and exits", wait_until(lambda: "MINI-EXITED-0" in screen(name)), screen(name))
+    code, _, _ = cast("status")
+    check("after s no session remains", code == 3)
+    tmux("kill-session", "-t", name)
+
+
 def demo():
     code, _, text = cast("demo", timeout=120)
     check("cast demo runs to completion", code == 0 and "Demo complete" in text, text[-400:])
@@ -189,6 +215,8 @@ def main():
         commands(port)
         errors(port)
         demo()
+        custom_channels(port)
+        mini_controller(port)
         terminal_uis(port)
     finally:
         for process in receivers:
