@@ -51,7 +51,9 @@ public enum DiscoveryEvent: Sendable, Hashable {
     /// A device left the list: gone from the network for longer than the removal delay, no longer qualifying, or
     /// discovery stopped. Carries the device as it was last listed.
     case removed(CastDevice)
-    /// mDNS browsing failed (avahi-daemon went away); static devices stay listed. Restart discovery once the
+    /// mDNS browsing failed (avahi-daemon went away); the devices found over mDNS are removed, static devices stay
+    /// listed. Reported once per loss: the manager keeps trying to reconnect (see
+    /// ``DiscoveryManager/Configuration/reconnectDelay``) and browsing resumes, with devices added again, once the
     /// daemon is back.
     case failed(CastDiscoveryError)
 }

@@ -38,8 +38,16 @@ public final class DiscoveryManager: Sendable {
         /// Limit for each step (connect, TLS, reply) of a probe: static devices and app availability.
         /// Defaults to 5 s.
         public var probeTimeout: Duration = .seconds(5)
-        /// How often an unreachable static device is tried again; `nil` tries once. Defaults to 30 s.
+        /// How often static devices are probed again: an unreachable one until it answers (then it is listed), a
+        /// listed one to notice that it went away (then it is removed, and listed again once it answers). `nil`
+        /// probes each once, at start. Defaults to 30 s.
         public var staticRetryInterval: Duration? = .seconds(30)
+        /// How long to wait before reconnecting to avahi-daemon after losing it (or after the daemon aborted the
+        /// browse); the wait doubles after each failed attempt, up to ``maximumReconnectDelay``. Browsing resumes
+        /// once the daemon is back. `nil` never reconnects: browsing stops for good. Defaults to 1 s.
+        public var reconnectDelay: Duration? = .seconds(1)
+        /// The longest wait between two attempts to reconnect to avahi-daemon. Defaults to 30 s.
+        public var maximumReconnectDelay: Duration = .seconds(30)
 
         /// The defaults.
         public init() {}
@@ -47,11 +55,13 @@ public final class DiscoveryManager: Sendable {
 
     /// What the single processing task consumes.
     private enum Input: Sendable {
-        case avahi(AvahiEvent)
+        /// An event of the Avahi connection made by attempt `connection` (events of earlier ones are stale).
+        case avahi(AvahiEvent, connection: Int)
         case expire(DeviceRegistry.RecordKey, token: Int)
         case availability(DeviceRegistry.Availability, deviceID: String, applicationID: String)
         case staticProbed(CastDevice, reachable: Bool)
         case staticRetry(CastDevice, token: Int)
+        case reconnect(token: Int)
     }
 
     private struct Run: Sendable {
@@ -69,6 +79,10 @@ public final class DiscoveryManager: Sendable {
         var nextToken = 0
         var probes: [Int: Task<Void, Never>] = [:]
         var isBrowsing = false
+        /// Which Avahi connection is current: events of older ones are ignored.
+        var connectionEpoch = 0
+        /// Failed reconnection attempts since the daemon was lost (the backoff exponent).
+        var reconnectAttempts = 0
     }
 
     /// The settings this manager was made with.
@@ -123,7 +137,9 @@ public final class DiscoveryManager: Sendable {
     /// - Throws: ``CastDiscoveryError`` — ``CastDiscoveryError/Code/daemonUnavailable`` at once (no waiting, no
     ///   retry loop) when mDNS is on and avahi-daemon or the D-Bus system bus is not reachable; its message says
     ///   to start the daemon or use static devices with ``Configuration/browsesMulticastDNS`` off.
-    ///   ``CastDiscoveryError/Code/browseFailed`` when the daemon refuses the browse.
+    ///   ``CastDiscoveryError/Code/browseFailed`` when the daemon refuses the browse. Losing the daemon later is
+    ///   not thrown but reported as ``DiscoveryEvent/failed(_:)``, after which the manager reconnects with a
+    ///   backoff (``Configuration/reconnectDelay``).
     public func start() throws {
         let (stream, input) = AsyncStream.makeStream(of: Input.self)
         let begun = state.withLock { state -> Int? in
@@ -136,12 +152,14 @@ public final class DiscoveryManager: Sendable {
 
         var connection: AvahiConnection?
         if configuration.browsesMulticastDNS {
+            let epoch = state.withLock { state in
+                state.connectionEpoch += 1
+                state.reconnectAttempts = 0
+                return state.connectionEpoch
+            }
             do {
-                let avahi = try AvahiConnection { event in input.yield(.avahi(event)) }
-                connection = avahi
-                try avahi.browse(serviceType: configuration.serviceType)
+                connection = try connectAndBrowse(input: input, epoch: epoch)
             } catch {
-                connection?.close()
                 state.withLock { $0.run = nil }
                 input.finish()
                 logger.error("discovery cannot start: \(error.message)")
@@ -149,17 +167,17 @@ public final class DiscoveryManager: Sendable {
             }
         }
 
+        state.withLock { state in
+            state.run?.connection = connection
+            state.isBrowsing = connection != nil
+        }
         let consumer = Task { [weak self] in
             for await item in stream {
                 guard let self else { return }
                 self.process(item, generation: generation)
             }
         }
-        state.withLock { state in
-            state.run?.connection = connection
-            state.run?.consumer = consumer
-            state.isBrowsing = connection != nil
-        }
+        state.withLock { $0.run?.consumer = consumer }
         logger.debug(
             "discovery started",
             metadata: ["cast.mdns": "\(connection != nil)", "cast.static": "\(configuration.staticDevices.count)"]
@@ -194,7 +212,8 @@ public final class DiscoveryManager: Sendable {
     /// Whether ``start()`` succeeded and ``stop()`` has not been called since.
     public var isRunning: Bool { state.withLock { $0.run != nil } }
 
-    /// Whether mDNS browsing is active (running, enabled, and the daemon has not gone away).
+    /// Whether mDNS browsing is active (running, enabled, and connected to the daemon: `false` from losing
+    /// avahi-daemon until a reconnection succeeds).
     public var isBrowsing: Bool { state.withLock { $0.isBrowsing } }
 
     // MARK: - The list
@@ -215,10 +234,26 @@ public final class DiscoveryManager: Sendable {
 
     // MARK: - Processing (one task at a time)
 
+    /// A new Avahi connection (its events tagged with `epoch`) that browses the service type.
+    private func connectAndBrowse(
+        input: AsyncStream<Input>.Continuation,
+        epoch: Int
+    ) throws(CastDiscoveryError) -> AvahiConnection {
+        let connection = try AvahiConnection { event in input.yield(.avahi(event, connection: epoch)) }
+        do {
+            try connection.browse(serviceType: configuration.serviceType)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
     private func process(_ input: Input, generation: Int) {
         guard state.withLock({ $0.run?.generation == generation }) else { return }
         switch input {
-        case .avahi(let event):
+        case .avahi(let event, let epoch):
+            guard state.withLock({ $0.connectionEpoch == epoch }) else { return }
             handle(event, generation: generation)
         case .expire(let key, let token):
             apply(generation: generation) { state in
@@ -232,9 +267,16 @@ public final class DiscoveryManager: Sendable {
         case .staticProbed(let device, let reachable):
             if reachable {
                 apply(generation: generation) { $0.registry.upsert(.configured(device.id), device) }
-            } else if let interval = configuration.staticRetryInterval {
+            } else {
+                // A listed static device that stopped answering is removed at once (it has no goodbye packet to
+                // debounce); it is listed again when a later probe succeeds.
+                apply(generation: generation) { state in
+                    state.registry.removeAll { $0 == .configured(device.id) }
+                }
+            }
+            if let interval = configuration.staticRetryInterval {
                 let token = state.withLock { state in
-                    state.nextToken += 1
+                    defer { state.nextToken += 1 }
                     return state.nextToken
                 }
                 let timer = scheduler.schedule(after: interval) { [weak self] in
@@ -245,7 +287,67 @@ public final class DiscoveryManager: Sendable {
         case .staticRetry(let device, let token):
             state.withLock { _ = $0.timers.removeValue(forKey: token) }
             probeStatic(device, generation: generation)
+        case .reconnect(let token):
+            state.withLock { _ = $0.timers.removeValue(forKey: token) }
+            reconnect(generation: generation)
         }
+    }
+
+    /// Tries once to connect to avahi-daemon again and browse; on failure, schedules the next attempt.
+    private func reconnect(generation: Int) {
+        guard
+            let (input, epoch) = state.withLock({ state -> (AsyncStream<Input>.Continuation, Int)? in
+                guard let run = state.run, run.generation == generation, run.connection == nil else { return nil }
+                state.connectionEpoch += 1
+                return (run.input, state.connectionEpoch)
+            })
+        else { return }
+        do {
+            let connection = try connectAndBrowse(input: input, epoch: epoch)
+            let kept = state.withLock { state -> Bool in
+                guard state.run?.generation == generation, state.connectionEpoch == epoch else { return false }
+                state.run?.connection = connection
+                state.isBrowsing = true
+                state.reconnectAttempts = 0
+                return true
+            }
+            guard kept else {
+                connection.close()  // stopped meanwhile
+                return
+            }
+            logger.notice("reconnected to avahi-daemon; mDNS browsing resumed")
+        } catch {
+            avahiLogger.debug("avahi-daemon is still not reachable: \(error.message)")
+            scheduleReconnect(generation: generation)
+        }
+    }
+
+    /// Arms the next reconnection attempt: ``Configuration/reconnectDelay`` doubled per failed attempt, capped at
+    /// ``Configuration/maximumReconnectDelay``.
+    private func scheduleReconnect(generation: Int) {
+        guard let base = configuration.reconnectDelay else { return }
+        let scheduled = state.withLock { state -> (token: Int, delay: Duration)? in
+            guard state.run?.generation == generation else { return nil }
+            var delay = base
+            for _ in 0..<min(state.reconnectAttempts, 32) where delay < configuration.maximumReconnectDelay {
+                delay *= 2
+            }
+            state.reconnectAttempts += 1
+            defer { state.nextToken += 1 }
+            return (state.nextToken, min(delay, max(base, configuration.maximumReconnectDelay)))
+        }
+        guard let scheduled else { return }
+        let timer = scheduler.schedule(after: scheduled.delay) { [weak self] in
+            self?.enqueue(.reconnect(token: scheduled.token), generation: generation)
+        }
+        state.withLock { state in
+            if state.run?.generation == generation {
+                state.timers[scheduled.token] = timer
+            } else {
+                timer.cancel()
+            }
+        }
+        avahiLogger.debug("reconnecting to avahi-daemon in \(scheduled.delay)")
     }
 
     private func handle(_ event: AvahiEvent, generation: Int) {
@@ -277,16 +379,20 @@ public final class DiscoveryManager: Sendable {
         case .allForNow:
             avahiLogger.debug("initial browse complete")
         case .browseFailed(let error), .clientFailed(let error):
-            logger.error("mDNS browsing stopped: \(error.message)")
+            let retries = configuration.reconnectDelay != nil
+            logger.error("mDNS browsing stopped: \(error.message)\(retries ? "; reconnecting" : "")")
             connection?.close()
             apply(generation: generation) { state in
                 state.isBrowsing = false
                 state.run?.connection = nil
+                state.reconnectAttempts = 0
+                state.connectionEpoch += 1  // the lost connection's remaining events are stale
                 return state.registry.removeAll { key in
                     if case .service = key { return true }
                     return false
                 } + [.event(.failed(error))]
             }
+            scheduleReconnect(generation: generation)
         case .groupEstablished, .groupCollision, .groupFailed:
             break
         }

@@ -106,12 +106,25 @@ struct ChildProcessTests {
 
     @Test(.enabled(if: Child.mode == "daemon-loss", "run by DaemonLossLabTests"))
     func daemonLoss() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let id = try #require(environment["CAST_EXPECT_ID"])
+        let restarted = try #require(environment["CAST_RESTARTED_FILE"])
+        let scheduler = ManualDiscoveryScheduler()
         try await withCastReceiverEmulator { emulator in
             let port = emulator.devices[0].port
-            try await withDiscovery(configure: {
-                $0.staticDevices = [.staticDevice(host: "127.0.0.1", port: port, name: "Survivor")]
-            }) { manager, log in
-                _ = try await log.first("the static device") { $0.isAdded }
+            try await withDiscovery(
+                scheduler: scheduler,
+                configure: {
+                    $0.staticDevices = [.staticDevice(host: "127.0.0.1", port: port, name: "Survivor")]
+                    $0.staticRetryInterval = nil  // the scheduler's only timers are then the reconnection's
+                    $0.reconnectDelay = .seconds(1)
+                    $0.maximumReconnectDelay = .seconds(30)
+                }
+            ) { manager, log in
+                _ = try await log.first("the static device") { $0.isAdded && $0.device?.isStatic == true }
+                _ = try await log.first(within: .seconds(30), "the published device") {
+                    $0.isAdded && $0.device?.id == id
+                }
                 Child.report("browsing", "\(manager.isBrowsing)")
                 let failed = try await log.first(within: .seconds(30), "the daemon's loss") {
                     if case .failed = $0 { true } else { false }
@@ -123,6 +136,37 @@ struct ChildProcessTests {
                 Child.report("browsing.after", "\(manager.isBrowsing)")
                 Child.report("running.after", "\(manager.isRunning)")
                 Child.report("listed.after", manager.devices.map(\.friendlyName).joined(separator: ","))
+                Child.report("removed.onLoss", "\(log.events.contains { $0.isRemoved && $0.device?.id == id })")
+
+                // While the daemon is away every attempt fails and arms the next one, waiting twice as long.
+                var delays: [Duration] = []
+                for attempt in 0..<3 {
+                    await withDeadlineOrFail(.seconds(10), "reconnection attempt \(attempt)") {
+                        await scheduler.waitForTimers(count: 1)
+                    }
+                    delays += scheduler.pendingDelays
+                    if attempt < 2 { scheduler.advance(by: scheduler.pendingDelays.first ?? .zero) }
+                }
+                Child.report("reconnect.delays", delays.map { "\(Int($0 / .milliseconds(1)))" }.joined(separator: ","))
+                Child.report("browsing.retrying", "\(manager.isBrowsing)")
+
+                // The parent restarts the daemon and publishes the device again; the next attempt reconnects.
+                Child.report("waiting", "restart")
+                try await waitUntil("the daemon's restart", within: .seconds(60)) {
+                    FileManager.default.fileExists(atPath: restarted)
+                }
+                scheduler.advance(by: scheduler.pendingDelays.first ?? .zero)
+                try await waitUntil("the published device to be added again", within: .seconds(30)) {
+                    log.events.filter { $0.isAdded && $0.device?.id == id }.count == 2
+                }
+                Child.report("browsing.final", "\(manager.isBrowsing)")
+                let failures = log.events.filter { if case .failed = $0 { true } else { false } }
+                Child.report("failed.count", "\(failures.count)")
+                Child.report("listed.final", manager.devices.map(\.friendlyName).sorted().joined(separator: ","))
+                Child.report(
+                    "survivor.removed",
+                    "\(log.events.contains { $0.isRemoved && $0.device?.isStatic == true })"
+                )
             }
         }
     }

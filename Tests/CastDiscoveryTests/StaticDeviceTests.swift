@@ -69,6 +69,66 @@ struct StaticDeviceTests {
         }
     }
 
+    @Test("a listed static device is probed again on the scheduler: removed when it stops answering, back when it does")
+    func listedStaticDeviceIsReprobed() async throws {
+        let scheduler = ManualDiscoveryScheduler()
+        // A fixed port, so the device comes back where the static entry points.
+        var configuration = DeviceConfiguration(friendlyName: "Flaky", port: 0)
+        let finder = try CastReceiverEmulator(devices: [configuration])
+        try await finder.start()
+        let port = finder.devices[0].port
+        await finder.stop()
+        configuration.port = port
+
+        try await withCastReceiverEmulator(devices: [configuration]) { emulator in
+            let device = emulator.devices[0]
+            try await withDiscovery(
+                scheduler: scheduler,
+                configure: { configuration in
+                    configuration.browsesMulticastDNS = false
+                    configuration.staticDevices = [.staticDevice(host: "127.0.0.1", port: port, name: "Flaky")]
+                    configuration.staticRetryInterval = .seconds(30)
+                    configuration.probeTimeout = .seconds(2)
+                }
+            ) { manager, log in
+                let added = try await log.first("the static device") { $0.isAdded }
+                let id = try #require(added.device?.id)
+                // Listed, and a re-probe is armed.
+                await withDeadlineOrFail(.seconds(15), "the re-probe timer") { await scheduler.waitForTimers(count: 1) }
+                #expect(scheduler.pendingDelays == [.seconds(30)])
+
+                // Still answering: nothing changes, and the next re-probe is armed.
+                scheduler.advance(by: .seconds(30))
+                await withDeadlineOrFail(.seconds(15), "the second re-probe timer") {
+                    await scheduler.waitUntil { $0.scheduledTimerCount >= 2 && $0.pendingTimerCount == 1 }
+                }
+                #expect(log.events.count == 1)
+                #expect(manager.devices.map(\.id) == [id])
+
+                // Gone: the next re-probe fails and the device is removed at once; probing carries on.
+                await device.stop()
+                scheduler.advance(by: .seconds(30))
+                let removed = try await log.first("the removal of the silent device") { $0.isRemoved }
+                #expect(removed.device?.id == id)
+                #expect(manager.devices.isEmpty)
+                #expect(!manager.hasDiscoveredDevices)
+                await withDeadlineOrFail(.seconds(15), "the retry timer after the removal") {
+                    await scheduler.waitUntil { $0.scheduledTimerCount >= 3 && $0.pendingTimerCount == 1 }
+                }
+                #expect(scheduler.pendingDelays == [.seconds(30)])
+
+                // Back: the next probe lists it again.
+                try await device.start()
+                #expect(device.port == port)
+                scheduler.advance(by: .seconds(30))
+                try await waitUntil("the device to be added again") { log.events.filter(\.isAdded).count == 2 }
+                #expect(log.events.map(\.isAdded) == [true, false, true])
+                #expect(manager.devices.map(\.id) == [id])
+                #expect(manager.devices.first?.isStatic == true)
+            }
+        }
+    }
+
     @Test("app criteria apply to static devices: listed only where GET_APP_AVAILABILITY says APP_AVAILABLE")
     func staticDevicesAndApplicationCriteria() async throws {
         var withDMR = DeviceConfiguration(friendlyName: "Has DMR", port: 0)
