@@ -3,6 +3,7 @@ import CastMedia
 import CastReceiver
 import CastSession
 import CastTransport
+import Foundation
 import Synchronization
 import Testing
 
@@ -12,10 +13,31 @@ import Glibc
 
 /// A temporary directory for session state, unique per test.
 func temporaryStateDirectory() -> String {
-    var template = Array("/tmp/cast-session-test-XXXXXX".utf8CString)
+    var template = Array("\(stateRoot)/XXXXXX".utf8CString)
     let path = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     return String(cString: path!)
 }
+
+/// One folder per test process under `/tmp/cast-session-tests`; folders of finished processes are removed when
+/// the next run starts, so repeated runs do not fill /tmp.
+private let stateRoot: String = {
+    let root = "/tmp/cast-session-tests"
+    mkdir(root, 0o700)
+    if let directory = opendir(root) {
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let pid = Int32(name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+                try? FileManager.default.removeItem(atPath: "\(root)/\(name)")
+            }
+        }
+        closedir(directory)
+    }
+    let mine = "\(root)/\(getpid())"
+    mkdir(mine, 0o700)
+    return mine
+}()
 
 /// The request timeout of test sessions: generous, because the whole suite starts at once on a small machine.
 let testRequestTimeout: Duration = .seconds(15)
