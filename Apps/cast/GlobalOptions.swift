@@ -283,6 +283,33 @@ struct CLIRuntime: Sendable {
         }
     }
 
+    /// The whole of a command that acts on the session an earlier command started: builds the runtime, resumes
+    /// the session, runs `body`, leaves the session running, and turns any failure into the documented exit code.
+    static func withResumedSession(
+        _ global: GlobalOptions,
+        _ body: @escaping @Sendable (CLIRuntime, CastSession) async throws -> Void
+    ) async throws {
+        let runtime = try CLIRuntime(global)
+        do {
+            try await runtime.withResumedSession { session in try await body(runtime, session) }
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+
+    /// A custom channel for `namespace`, attached to `session`; fails when the running app does not list it.
+    func attachChannel(_ namespace: String, to session: CastSession) throws -> GenericChannel {
+        let channel = try GenericChannel(namespace: namespace)
+        session.add(channel)
+        guard channel.isConnected else {
+            throw CLIError(
+                .failed,
+                "the running app (\(session.application.applicationID)) does not list \(namespace)"
+            )
+        }
+        return channel
+    }
+
     /// The session's media client, or a clear error when the app has none.
     func mediaClient(_ session: CastSession) throws -> RemoteMediaClient {
         guard let client = session.remoteMediaClient else {

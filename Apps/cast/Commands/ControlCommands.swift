@@ -9,16 +9,11 @@ enum MediaControl {
         _ global: GlobalOptions,
         _ action: @escaping @Sendable (CastSession, RemoteMediaClient) async throws -> Void
     ) async throws {
-        let runtime = try CLIRuntime(global)
-        do {
-            try await runtime.withResumedSession { session in
-                let client = try runtime.mediaClient(session)
-                try await client.requestStatus().response()
-                try await action(session, client)
-                runtime.printStatus(session)
-            }
-        } catch {
-            throw runtime.fail(error)
+        try await CLIRuntime.withResumedSession(global) { runtime, session in
+            let client = try runtime.mediaClient(session)
+            try await client.requestStatus().response()
+            try await action(session, client)
+            runtime.printStatus(session)
         }
     }
 }
@@ -145,34 +140,26 @@ struct VolumeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let change = Self.parse(value)!
-        let runtime = try CLIRuntime(global)
-        do {
-            try await runtime.withResumedSession { session in
-                switch change {
-                case .level(let level): try await session.setDeviceVolume(level)
-                case .steps(let steps): try await session.adjustDeviceVolume(bySteps: steps)
-                }
-                if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
-                runtime.printStatus(session)
+        try await DeviceControl.run(global) { session in
+            switch change {
+            case .level(let level): try await session.setDeviceVolume(level)
+            case .steps(let steps): try await session.adjustDeviceVolume(bySteps: steps)
             }
-        } catch {
-            throw runtime.fail(error)
         }
     }
 }
 
-/// Mute and unmute act on the device volume, like the volume keys.
-enum MuteControl {
-    static func run(_ global: GlobalOptions, muted: Bool) async throws {
-        let runtime = try CLIRuntime(global)
-        do {
-            try await runtime.withResumedSession { session in
-                try await session.setDeviceMuted(muted)
-                if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
-                runtime.printStatus(session)
-            }
-        } catch {
-            throw runtime.fail(error)
+/// Runs a device-volume command (volume, mute, unmute — they act on the device, like the volume keys) on the
+/// resumed session, then prints the resulting state.
+enum DeviceControl {
+    static func run(
+        _ global: GlobalOptions,
+        _ action: @escaping @Sendable (CastSession) async throws -> Void
+    ) async throws {
+        try await CLIRuntime.withResumedSession(global) { runtime, session in
+            try await action(session)
+            if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
+            runtime.printStatus(session)
         }
     }
 }
@@ -184,7 +171,7 @@ struct MuteCommand: AsyncParsableCommand {
         discussion: "Example: cast mute"
     )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await MuteControl.run(global, muted: true) }
+    func run() async throws { try await DeviceControl.run(global) { try await $0.setDeviceMuted(true) } }
 }
 
 struct UnmuteCommand: AsyncParsableCommand {
@@ -194,7 +181,7 @@ struct UnmuteCommand: AsyncParsableCommand {
         discussion: "Example: cast unmute"
     )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await MuteControl.run(global, muted: false) }
+    func run() async throws { try await DeviceControl.run(global) { try await $0.setDeviceMuted(false) } }
 }
 
 struct NextCommand: AsyncParsableCommand {

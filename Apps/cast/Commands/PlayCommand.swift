@@ -65,19 +65,16 @@ struct PlayCommand: AsyncParsableCommand {
 
     private func items() -> [QueueItem] {
         urls.enumerated().map { index, url in
-            var media = MediaInformation(
-                contentID: url,
-                contentType: contentType ?? MediaTypes.guess(url),
+            var media = MediaTypes.media(
+                for: url,
+                contentType: contentType,
                 streamType: streamType == .live ? .live : .buffered
             )
-            var metadata = MediaMetadata.generic(
-                title: index == 0 ? (title ?? MediaTypes.name(of: url)) : MediaTypes.name(of: url)
-            )
             if index == 0 {
-                metadata.subtitle = subtitle
-                if let image { metadata.images = [WebImage(url: image)] }
+                if let title { media.metadata?.title = title }
+                media.metadata?.subtitle = subtitle
+                if let image { media.metadata?.images = [WebImage(url: image)] }
             }
-            media.metadata = metadata
             if index == 0, let subtitles {
                 media.tracks = [.subtitles(id: 1, url: subtitles, language: subtitlesLang)]
             }
@@ -151,6 +148,17 @@ struct PlayCommand: AsyncParsableCommand {
 
 /// Content types from file extensions, and display names from URLs.
 enum MediaTypes {
+    /// Media for a bare URL: the given or guessed content type, generic metadata titled with the file name.
+    static func media(
+        for url: String,
+        contentType: String? = nil,
+        streamType: MediaInformation.StreamType = .buffered
+    ) -> MediaInformation {
+        var media = MediaInformation(contentID: url, contentType: contentType ?? guess(url), streamType: streamType)
+        media.metadata = .generic(title: name(of: url))
+        return media
+    }
+
     static func guess(_ url: String) -> String {
         let path = url.split(separator: "?").first.map(String.init) ?? url
         let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""

@@ -19,38 +19,33 @@ struct QueueCommand: AsyncParsableCommand {
         )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
-            let runtime = try CLIRuntime(global)
-            do {
-                try await runtime.withResumedSession { session in
-                    let client = try runtime.mediaClient(session)
-                    try await client.requestStatus().response()
-                    let ids = try await client.queue.reload()
-                    var items: [QueueItem] = []
-                    for index in ids.indices { items.append(try await client.queue.item(at: index)) }
-                    let current = client.mediaStatus?.currentItemID
-                    let json: JSONValue = [
-                        "currentItemId": current.map { .number(Double($0)) } ?? .null,
-                        "items": .array(
-                            items.map { item in
-                                [
-                                    "itemId": .number(Double(item.itemID ?? 0)),
-                                    "title": .string(item.media.metadata?.displayTitle ?? item.media.contentID),
-                                    "contentId": .string(item.media.contentID),
-                                ]
-                            }
-                        ),
-                    ]
-                    runtime.emit(
-                        json: json,
-                        text: items.isEmpty
-                            ? "the queue is empty"
-                            : items.map { item in
-                                "\(item.itemID == current ? "▶" : " ") \(item.itemID ?? 0)  \(item.media.metadata?.displayTitle ?? item.media.contentID)"
-                            }.joined(separator: "\n")
-                    )
-                }
-            } catch {
-                throw runtime.fail(error)
+            try await CLIRuntime.withResumedSession(global) { runtime, session in
+                let client = try runtime.mediaClient(session)
+                try await client.requestStatus().response()
+                let ids = try await client.queue.reload()
+                var items: [QueueItem] = []
+                for index in ids.indices { items.append(try await client.queue.item(at: index)) }
+                let current = client.mediaStatus?.currentItemID
+                let json: JSONValue = [
+                    "currentItemId": current.map { .number(Double($0)) } ?? .null,
+                    "items": .array(
+                        items.map { item in
+                            [
+                                "itemId": .number(Double(item.itemID ?? 0)),
+                                "title": .string(item.media.metadata?.displayTitle ?? item.media.contentID),
+                                "contentId": .string(item.media.contentID),
+                            ]
+                        }
+                    ),
+                ]
+                runtime.emit(
+                    json: json,
+                    text: items.isEmpty
+                        ? "the queue is empty"
+                        : items.map { item in
+                            "\(item.itemID == current ? "▶" : " ") \(item.itemID ?? 0)  \(item.media.metadata?.displayTitle ?? item.media.contentID)"
+                        }.joined(separator: "\n")
+                )
             }
         }
     }
@@ -67,11 +62,7 @@ struct QueueCommand: AsyncParsableCommand {
             let urls = self.urls
             let next = self.next
             try await MediaControl.run(global) { _, client in
-                let items = urls.map { url -> QueueItem in
-                    var media = MediaInformation(contentID: url, contentType: MediaTypes.guess(url))
-                    media.metadata = .generic(title: MediaTypes.name(of: url))
-                    return QueueItem(media: media)
-                }
+                let items = urls.map { QueueItem(media: MediaTypes.media(for: $0)) }
                 var before: Int?
                 if next {
                     let ids = try await client.queue.reload()
@@ -157,27 +148,22 @@ struct TracksCommand: AsyncParsableCommand {
         )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
-            let runtime = try CLIRuntime(global)
-            do {
-                try await runtime.withResumedSession { session in
-                    let client = try runtime.mediaClient(session)
-                    try await client.requestStatus().response()
-                    let tracks = client.mediaStatus?.media?.tracks ?? []
-                    let active = client.mediaStatus?.activeTrackIDs ?? []
-                    runtime.emit(
-                        json: [
-                            "activeTrackIds": .array(active.map { .number(Double($0)) }),
-                            "tracks": .array(tracks.map(\.json)),
-                        ],
-                        text: tracks.isEmpty
-                            ? "no tracks"
-                            : tracks.map { track in
-                                "\(active.contains(track.id) ? "●" : "○") \(track.id)  \(track.kind.rawValue.lowercased())  \(track.name ?? "")  \(track.language ?? "")"
-                            }.joined(separator: "\n")
-                    )
-                }
-            } catch {
-                throw runtime.fail(error)
+            try await CLIRuntime.withResumedSession(global) { runtime, session in
+                let client = try runtime.mediaClient(session)
+                try await client.requestStatus().response()
+                let tracks = client.mediaStatus?.media?.tracks ?? []
+                let active = client.mediaStatus?.activeTrackIDs ?? []
+                runtime.emit(
+                    json: [
+                        "activeTrackIds": .array(active.map { .number(Double($0)) }),
+                        "tracks": .array(tracks.map(\.json)),
+                    ],
+                    text: tracks.isEmpty
+                        ? "no tracks"
+                        : tracks.map { track in
+                            "\(active.contains(track.id) ? "●" : "○") \(track.id)  \(track.kind.rawValue.lowercased())  \(track.name ?? "")  \(track.language ?? "")"
+                        }.joined(separator: "\n")
+                )
             }
         }
     }

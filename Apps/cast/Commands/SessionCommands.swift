@@ -15,23 +15,18 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(help: "Keep printing status changes until interrupted.") var watch = false
 
     func run() async throws {
-        let runtime = try CLIRuntime(global)
         let watch = self.watch
-        do {
-            try await runtime.withResumedSession { session in
-                if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
-                try await session.fetchDeviceStatus()
-                guard watch else {
-                    runtime.printStatus(session)
-                    return
-                }
+        try await CLIRuntime.withResumedSession(global) { runtime, session in
+            if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
+            try await session.fetchDeviceStatus()
+            guard watch else {
                 runtime.printStatus(session)
-                if let client = session.remoteMediaClient {
-                    for await _ in client.statusUpdates() { runtime.printStatus(session) }
-                }
+                return
             }
-        } catch {
-            throw runtime.fail(error)
+            runtime.printStatus(session)
+            if let client = session.remoteMediaClient {
+                for await _ in client.statusUpdates() { runtime.printStatus(session) }
+            }
         }
     }
 }
@@ -116,16 +111,11 @@ struct LeaveCommand: AsyncParsableCommand {
     )
     @OptionGroup var global: GlobalOptions
     func run() async throws {
-        let runtime = try CLIRuntime(global)
-        do {
-            try await runtime.withResumedSession { session in
-                runtime.emit(
-                    json: ["left": true, "sessionId": .string(session.sessionID)],
-                    text: "left the session on \(session.device.friendlyName); it keeps running"
-                )
-            }
-        } catch {
-            throw runtime.fail(error)
+        try await CLIRuntime.withResumedSession(global) { runtime, session in
+            runtime.emit(
+                json: ["left": true, "sessionId": .string(session.sessionID)],
+                text: "left the session on \(session.device.friendlyName); it keeps running"
+            )
         }
     }
 }
@@ -151,30 +141,18 @@ struct SendCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let runtime = try CLIRuntime(global)
         let text = try message ?? FileText.read(file!)
         let (namespace, waitReply) = (self.namespace, self.waitReply)
-        do {
-            try await runtime.withResumedSession { session in
-                let channel = try GenericChannel(namespace: namespace)
-                let replies = channel.messages()
-                session.add(channel)
-                guard channel.isConnected else {
-                    throw CLIError(
-                        .failed,
-                        "the running app (\(session.application.applicationID)) does not list \(namespace)"
-                    )
-                }
-                try await channel.sendTextMessage(text)
-                if waitReply {
-                    let reply = try await firstMessage(replies, within: runtime.global.timeout ?? 10)
-                    runtime.emit(json: ["reply": .string(reply)], text: reply)
-                } else {
-                    runtime.emit(json: ["sent": true], text: "sent")
-                }
+        try await CLIRuntime.withResumedSession(global) { runtime, session in
+            let channel = try runtime.attachChannel(namespace, to: session)
+            let replies = channel.messages()
+            try await channel.sendTextMessage(text)
+            if waitReply {
+                let reply = try await firstMessage(replies, within: runtime.global.timeout ?? 10)
+                runtime.emit(json: ["reply": .string(reply)], text: reply)
+            } else {
+                runtime.emit(json: ["sent": true], text: "sent")
             }
-        } catch {
-            throw runtime.fail(error)
         }
     }
 }
@@ -191,32 +169,20 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many messages.") var count: Int?
 
     func run() async throws {
-        let runtime = try CLIRuntime(global)
         let (namespace, count) = (self.namespace, self.count)
-        do {
-            try await runtime.withResumedSession { session in
-                let channel = try GenericChannel(namespace: namespace)
-                let messages = channel.messages()
-                session.add(channel)
-                guard channel.isConnected else {
-                    throw CLIError(
-                        .failed,
-                        "the running app (\(session.application.applicationID)) does not list \(namespace)"
-                    )
+        try await CLIRuntime.withResumedSession(global) { runtime, session in
+            let channel = try runtime.attachChannel(namespace, to: session)
+            let messages = channel.messages()
+            var seen = 0
+            for await payload in messages {
+                switch payload {
+                case .string(let text): runtime.emit(json: ["message": .string(text)], text: text)
+                case .binary(let bytes):
+                    runtime.emit(json: ["binary": .number(Double(bytes.count))], text: "<\(bytes.count) bytes>")
                 }
-                var seen = 0
-                for await payload in messages {
-                    switch payload {
-                    case .string(let text): runtime.emit(json: ["message": .string(text)], text: text)
-                    case .binary(let bytes):
-                        runtime.emit(json: ["binary": .number(Double(bytes.count))], text: "<\(bytes.count) bytes>")
-                    }
-                    seen += 1
-                    if let count, seen >= count { break }
-                }
+                seen += 1
+                if let count, seen >= count { break }
             }
-        } catch {
-            throw runtime.fail(error)
         }
     }
 }

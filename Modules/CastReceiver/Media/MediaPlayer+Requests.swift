@@ -176,34 +176,19 @@ extension MediaPlayer {
                 }
                 session.activeTrackIds = wanted
             }
-            if let language = request["language"]?.stringValue,
-                let track = tracks.first(where: {
-                    $0["type"]?.stringValue == "TEXT" && $0["language"]?.stringValue == language
-                }), let id = track["trackId"]?.intValue
-            {
-                let textIds = Set(
-                    tracks.filter { $0["type"]?.stringValue == "TEXT" }.compactMap { $0["trackId"]?.intValue }
-                )
-                session.activeTrackIds = session.activeTrackIds.filter { !textIds.contains($0) } + [id]
+            if let language = request["language"]?.stringValue {
+                _ = Self.activateTrack(ofType: "TEXT", language: language, among: tracks, in: &session)
             }
             if request["enableTextTracks"]?.boolValue == false {
-                let textIds = Set(
-                    tracks.filter { $0["type"]?.stringValue == "TEXT" }.compactMap { $0["trackId"]?.intValue }
-                )
+                let textIds = Self.trackIds(ofType: "TEXT", among: tracks)
                 session.activeTrackIds.removeAll { textIds.contains($0) }
             }
             if let style = request["textTrackStyle"], style.objectValue != nil { session.textTrackStyle = style }
         case "EDIT_AUDIO_TRACKS":
             let tracks = session.current.media["tracks"]?.arrayValue?.compactMap(\.objectValue) ?? []
             guard let language = request["language"]?.stringValue,
-                let track = tracks.first(where: {
-                    $0["type"]?.stringValue == "AUDIO" && $0["language"]?.stringValue == language
-                }), let id = track["trackId"]?.intValue
+                Self.activateTrack(ofType: "AUDIO", language: language, among: tracks, in: &session)
             else { return failure("INVALID_REQUEST", reason: "LANGUAGE_NOT_SUPPORTED") }
-            let audioIds = Set(
-                tracks.filter { $0["type"]?.stringValue == "AUDIO" }.compactMap { $0["trackId"]?.intValue }
-            )
-            session.activeTrackIds = session.activeTrackIds.filter { !audioIds.contains($0) } + [id]
         case "SKIP_AD":
             guard session.adBreak != nil else { return failure("INVALID_PLAYER_STATE") }
             guard supports(MediaCommandBits.skipAd) else { return failure("INVALID_REQUEST", reason: "NOT_SUPPORTED") }
@@ -264,6 +249,28 @@ extension MediaPlayer {
         if let customData = request["customData"], customData != [:] { session.customData = customData }
         self.session = session
         return changed()
+    }
+
+    /// The ids of the tracks of `type` (`TEXT`, `AUDIO`, `VIDEO`).
+    private static func trackIds(ofType type: String, among tracks: [[String: JSONValue]]) -> Set<Int> {
+        Set(tracks.filter { $0["type"]?.stringValue == type }.compactMap { $0["trackId"]?.intValue })
+    }
+
+    /// Makes the track of `type` in `language` the active one of its type; `false` when there is none.
+    private static func activateTrack(
+        ofType type: String,
+        language: String,
+        among tracks: [[String: JSONValue]],
+        in session: inout Session
+    ) -> Bool {
+        guard
+            let id = tracks.first(where: {
+                $0["type"]?.stringValue == type && $0["language"]?.stringValue == language
+            })?["trackId"]?.intValue
+        else { return false }
+        let sameType = trackIds(ofType: type, among: tracks)
+        session.activeTrackIds = session.activeTrackIds.filter { !sameType.contains($0) } + [id]
+        return true
     }
 
     private mutating func forceClipEnd(at now: Double) -> [MediaDelivery<Requester>] {
