@@ -10,13 +10,19 @@ struct CastCommand: AsyncParsableCommand {
         abstract: "A Google Cast sender for Linux.",
         discussion: """
             Exit codes: 0 ok, 1 the receiver refused (for example a load failed), 2 usage error, \
-            3 no device or cannot connect, 4 timed out.
+            3 no device or cannot connect, 4 timed out, 5 nothing to control (the device is idle, or its app \
+            plays no media).
+
+            Control commands act on the device named with --device/--host (the session saved for it, or \
+            whatever it plays, joined — also what another sender started), else on the last session this \
+            program saved, else on the only device found.
 
             Examples:
               cast demo                                   a tour against a built-in emulated device
               cast devices                                list Cast devices on the network
               cast play https://example.com/movie.mp4     cast to the only device (or pick one)
               cast pause; cast seek +30; cast status      control the running session from later commands
+              cast pause --host 192.168.1.20              pause whatever that device plays (a phone's cast too)
               cast remote                                 full-screen remote control
             """,
         subcommands: [

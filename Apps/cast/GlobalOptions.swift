@@ -58,6 +58,7 @@ enum CastExit {
     static let usage = ExitCode(2)
     static let noDevice = ExitCode(3)
     static let timedOut = ExitCode(4)
+    static let nothingToControl = ExitCode(5)
 }
 
 /// What every command needs: logging, options, output, device and session lookup, error mapping.
@@ -150,6 +151,7 @@ struct CLIRuntime: Sendable {
                 case .connectFailed, .sessionNotFound, .notConnected, .connectionLost, .resumeFailed:
                     return (CastExit.noDevice, "no-device")
                 case .timedOut: return (CastExit.timedOut, "timeout")
+                case .noApplicationRunning: return (CastExit.nothingToControl, "nothing-to-control")
                 case .invalidNamespace: return (CastExit.usage, "usage")
                 default: return (CastExit.failed, "receiver")
                 }
@@ -157,7 +159,8 @@ struct CLIRuntime: Sendable {
                 switch error.code {
                 case .timedOut: return (CastExit.timedOut, "timeout")
                 case .notConnected, .connectionLost: return (CastExit.noDevice, "no-device")
-                case .notSupported, .noMediaSession: return (CastExit.failed, "unsupported")
+                case .noMediaSession: return (CastExit.nothingToControl, "nothing-to-control")
+                case .notSupported: return (CastExit.failed, "unsupported")
                 default: return (CastExit.failed, "receiver")
                 }
             case let error as CastTransportError:
@@ -205,6 +208,8 @@ struct CLIRuntime: Sendable {
             try manager.start()
         } catch {
             problem = "\(error)"
+            // Nothing to wait for: no daemon to browse, no static device to probe.
+            if options.staticDevices.isEmpty { return ([], problem) }
         }
         let deadline = ContinuousClock.now + .milliseconds(Int64(discoveryWait * 1000))
         await withTaskGroup(of: Void.self) { group in
@@ -259,43 +264,7 @@ struct CLIRuntime: Sendable {
             : ":\n" + devices.map { "  \($0.friendlyName)  (\($0.id), \($0.host):\($0.port))" }.joined(separator: "\n")
     }
 
-    // MARK: Sessions
-
-    /// Runs `body` with the session an earlier command started, then leaves it running.
-    func withResumedSession<Result: Sendable>(_ body: (CastSession) async throws -> Result) async throws -> Result {
-        let context = makeContext()
-        let session: CastSession
-        do {
-            session = try await context.sessionManager.resumeSavedSession(candidates: options.staticDevices)
-        } catch let error as CastSessionError where error.code == .sessionNotFound {
-            throw CLIError(
-                .noDevice,
-                "no running session to control; start one with 'cast play URL' (\(error.message))"
-            )
-        }
-        do {
-            let result = try await body(session)
-            await context.sessionManager.endSession(stopCasting: false)
-            return result
-        } catch {
-            await context.sessionManager.endSession(stopCasting: false)
-            throw error
-        }
-    }
-
-    /// The whole of a command that acts on the session an earlier command started: builds the runtime, resumes
-    /// the session, runs `body`, leaves the session running, and turns any failure into the documented exit code.
-    static func withResumedSession(
-        _ global: GlobalOptions,
-        _ body: @escaping @Sendable (CLIRuntime, CastSession) async throws -> Void
-    ) async throws {
-        let runtime = try CLIRuntime(global)
-        do {
-            try await runtime.withResumedSession { session in try await body(runtime, session) }
-        } catch {
-            throw runtime.fail(error)
-        }
-    }
+    // MARK: Sessions (what a command acts on: SessionTargets.swift)
 
     /// A custom channel for `namespace`, attached to `session`; fails when the running app does not list it.
     func attachChannel(_ namespace: String, to session: CastSession) throws -> GenericChannel {
@@ -310,27 +279,20 @@ struct CLIRuntime: Sendable {
         return channel
     }
 
-    /// The session's media client, or a clear error when the app has none.
-    func mediaClient(_ session: CastSession) throws -> RemoteMediaClient {
-        guard let client = session.remoteMediaClient else {
-            throw CLIError(
-                .failed,
-                "the running app (\(session.application.name ?? session.application.applicationID)) does not play media"
-            )
-        }
-        return client
-    }
-
     /// Prints the session's status.
-    func printStatus(_ session: CastSession) {
-        let snapshot = StatusSnapshot(session: session)
+    func printStatus(_ session: CastSession) { printStatus(StatusSnapshot(session: session)) }
+
+    /// Prints an observed device's status.
+    func printStatus(_ activity: DeviceActivity) { printStatus(StatusSnapshot(activity: activity)) }
+
+    func printStatus(_ snapshot: StatusSnapshot) {
         emit(json: snapshot.json, text: snapshot.lines(style: style).joined(separator: "\n"))
     }
 }
 
 /// A command-line failure with its exit code.
 struct CLIError: Error, CustomStringConvertible {
-    enum Kind { case failed, usage, noDevice, timedOut }
+    enum Kind { case failed, usage, noDevice, timedOut, nothingToControl }
     let exit: ExitCode
     let kind: String
     let message: String
@@ -341,6 +303,7 @@ struct CLIError: Error, CustomStringConvertible {
         case .usage: (exit, self.kind) = (CastExit.usage, "usage")
         case .noDevice: (exit, self.kind) = (CastExit.noDevice, "no-device")
         case .timedOut: (exit, self.kind) = (CastExit.timedOut, "timeout")
+        case .nothingToControl: (exit, self.kind) = (CastExit.nothingToControl, "nothing-to-control")
         }
         self.message = message
     }

@@ -46,6 +46,28 @@ public struct StatusSnapshot: Sendable {
         }
     }
 
+    /// Captures an observed device (no session): its app, if any, and its media, if it plays any.
+    public init(activity: DeviceActivity, position: Double? = nil) {
+        let device = activity.device
+        deviceName = device.friendlyName
+        host = device.host
+        port = device.port
+        connection = "observed"
+        appID = activity.application?.applicationID
+        appName = activity.application?.name
+        sessionID = activity.application?.sessionID
+        deviceVolume = activity.deviceStatus.volumeLevel
+        deviceMuted = activity.deviceStatus.isMuted
+        media = activity.mediaStatus
+        self.position = position ?? activity.mediaStatus?.currentTime
+        if let status = activity.mediaStatus, let items = status.items?.compactMap(\.itemID),
+            let current = status.currentItemID, let index = items.firstIndex(of: current)
+        {
+            queueIndex = index
+            queueCount = items.count
+        }
+    }
+
     /// The player state shown to people: `LOADING` while loading, else the player state.
     public var playerState: String {
         guard let media else { return "NO_MEDIA" }
@@ -60,7 +82,7 @@ public struct StatusSnapshot: Sendable {
         ]
         if let deviceVolume { device["volume"] = .number(deviceVolume) }
         if let deviceMuted { device["muted"] = .bool(deviceMuted) }
-        var result: JSONValue = ["device": device]
+        var result: JSONValue = ["device": device, "app": .null]
         if let appID {
             var app: JSONValue = ["id": .string(appID)]
             if let appName { app["name"] = .string(appName) }

@@ -1,3 +1,5 @@
+import CastTransport
+
 /// A Cast device as discovery (or a static entry) describes it: what the Cast dialog lists.
 public struct CastDevice: Sendable, Hashable, Identifiable {
     /// The device id: the mDNS `id` TXT record (32 hex digits), or `static:HOST:PORT` for static entries.
@@ -66,10 +68,109 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
         addresses.first(where: { !$0.isIPv6 })?.connectableHost ?? addresses.first?.connectableHost ?? hostName ?? ""
     }
 
-    /// Whether this record is a speaker group: served on a port other than 8009, or flagged as a group.
+    /// Whether this record is a speaker group, as the device says: the group capability bit, or the group model.
+    /// Never guessed from the port: devices behind a NAT, emulators and proxies use other ports too.
     public var isGroup: Bool {
-        port != 8009 || capabilities.contains(.multizoneGroup) || modelName == "Google Cast Group"
+        capabilities.contains(.multizoneGroup) || modelName == "Google Cast Group"
     }
+
+    /// Takes what the device said about itself (``DeviceInfo``) over what the address alone told: the name,
+    /// model and capabilities of a static entry. The ``id`` stays, so the entry keeps its identity.
+    public mutating func apply(_ info: DeviceInfo) {
+        if let name = info.friendlyName, !name.isEmpty { friendlyName = name }
+        if let model = info.modelName, !model.isEmpty { modelName = model }
+        if let capabilities = info.capabilities { self.capabilities = capabilities }
+    }
+}
+
+/// What a device says about itself over the Cast connection (`DEVICE_INFO`, the answer to `GET_DEVICE_INFO` on
+/// ``CastTransport/CastNamespace/receiverDiscovery``). Every field is optional: receivers differ, and some
+/// do not answer at all.
+public struct DeviceInfo: Sendable, Hashable {
+    /// The device id (the mDNS `id`), without hyphens.
+    public var deviceID: String?
+    /// The friendly name (`fn`).
+    public var friendlyName: String?
+    /// The model name (`md`).
+    public var modelName: String?
+    /// The capability bits (`ca`).
+    public var capabilities: DeviceCapabilities?
+
+    /// Creates a description.
+    public init(
+        deviceID: String? = nil,
+        friendlyName: String? = nil,
+        modelName: String? = nil,
+        capabilities: DeviceCapabilities? = nil
+    ) {
+        self.deviceID = deviceID
+        self.friendlyName = friendlyName
+        self.modelName = modelName
+        self.capabilities = capabilities
+    }
+
+    /// Reads a `DEVICE_INFO` payload liberally: `friendlyName`/`name`, `deviceModel`/`modelName`/`model`,
+    /// `capabilities`/`deviceCapabilities` (a number), `deviceId`/`id`/`ssdp_udn`; at the top level or under
+    /// `deviceInfo`/`device_info`. `nil` when nothing usable is there.
+    public init?(json: JSONValue) {
+        let body = json["deviceInfo"] ?? json["device_info"] ?? json
+        func string(_ keys: String...) -> String? {
+            for key in keys { if let value = body[key]?.stringValue ?? json[key]?.stringValue { return value } }
+            return nil
+        }
+        func number(_ keys: String...) -> Int? {
+            for key in keys { if let value = body[key]?.intValue ?? json[key]?.intValue { return value } }
+            return nil
+        }
+        deviceID = string("deviceId", "id", "ssdp_udn").map { $0.replacingHyphens() }
+        friendlyName = string("friendlyName", "name")
+        modelName = string("deviceModel", "modelName", "model_name", "model")
+        capabilities = number("capabilities", "deviceCapabilities").map(DeviceCapabilities.init(rawValue:))
+        guard deviceID != nil || friendlyName != nil || modelName != nil || capabilities != nil else { return nil }
+    }
+}
+
+extension DeviceInfo {
+    /// How long a receiver gets to answer `GET_DEVICE_INFO` once it has answered `GET_STATUS`: a receiver that
+    /// knows the message answers within milliseconds; one that does not must not slow a listing down.
+    public static let answerGrace: Duration = .milliseconds(500)
+
+    /// Asks `receiver-0` on `connection` (with its virtual connection open) for `GET_STATUS` and, at the same
+    /// time, `GET_DEVICE_INFO`; returns the `RECEIVER_STATUS` payload and the description when one came within
+    /// `grace` of the status.
+    ///
+    /// - Throws: what the status request throws (``CastTransport/CastTransportError``).
+    public static func ask(
+        _ connection: CastConnection,
+        grace: Duration = answerGrace
+    ) async throws -> (status: JSONValue, info: DeviceInfo?) {
+        let infoRequest = try? connection.startRequest(
+            namespace: CastNamespace.receiverDiscovery,
+            to: CastEndpoint.receiver,
+            payload: ["type": "GET_DEVICE_INFO"],
+            timeout: connection.configuration.requestTimeout
+        )
+        let status = try await connection.request(
+            namespace: CastNamespace.receiver,
+            to: CastEndpoint.receiver,
+            payload: ["type": "GET_STATUS"]
+        ).json()
+        guard let infoRequest else { return (status, nil) }
+        let info = await withTaskGroup(of: DeviceInfo?.self) { group in
+            group.addTask { (try? await infoRequest.response().json()).flatMap(DeviceInfo.init(json:)) }
+            group.addTask {
+                try? await Task.sleep(for: grace)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+        return (status, info)
+    }
+}
+
+extension String {
+    fileprivate func replacingHyphens() -> String { String(filter { $0 != "-" }).lowercased() }
 }
 
 /// One resolved address of a device.

@@ -9,11 +9,25 @@ struct DeviceProbe: Sendable {
     var eventLoopGroup: any EventLoopGroup
     var logger: Logger
 
-    /// Connects and sends `GET_STATUS`; returns the `RECEIVER_STATUS` payload.
+    /// `GET_STATUS` and, on the same connection, `GET_DEVICE_INFO`; the device's description is waited for at
+    /// most ``DeviceInfo/answerGrace`` after the status, since not every receiver answers it.
     ///
-    /// - Throws: ``CastDiscoveryError/Code/deviceUnreachable``.
-    func status(of device: CastDevice) async throws(CastDiscoveryError) -> JSONValue {
-        try await ask(device, ["type": "GET_STATUS"])
+    /// - Throws: ``CastDiscoveryError/Code/deviceUnreachable`` when the status could not be had.
+    func describe(_ device: CastDevice) async throws(CastDiscoveryError) -> (status: JSONValue, info: DeviceInfo?) {
+        let connection = try await connect(device)
+        do {
+            try await connection.openVirtualConnection(to: CastEndpoint.receiver)
+            let result = try await DeviceInfo.ask(connection)
+            await connection.close()
+            return result
+        } catch {
+            await connection.close()
+            throw CastDiscoveryError(
+                .deviceUnreachable,
+                "\(device.host):\(device.port) did not answer GET_STATUS",
+                cause: error
+            )
+        }
     }
 
     /// Whether `applicationID` is available on `device` (`GET_APP_AVAILABILITY` answers `APP_AVAILABLE`).
@@ -24,7 +38,7 @@ struct DeviceProbe: Sendable {
         return reply["availability"]?[applicationID]?.stringValue == "APP_AVAILABLE"
     }
 
-    private func ask(_ device: CastDevice, _ payload: JSONValue) async throws(CastDiscoveryError) -> JSONValue {
+    private func connect(_ device: CastDevice) async throws(CastDiscoveryError) -> CastConnection {
         var configuration = CastConnection.Configuration()
         configuration.connectTimeout = timeout
         configuration.requestTimeout = timeout
@@ -41,6 +55,12 @@ struct DeviceProbe: Sendable {
         } catch {
             throw CastDiscoveryError(.deviceUnreachable, "cannot connect to \(host):\(device.port)", cause: error)
         }
+        return connection
+    }
+
+    private func ask(_ device: CastDevice, _ payload: JSONValue) async throws(CastDiscoveryError) -> JSONValue {
+        let host = device.host
+        let connection = try await connect(device)
         do {
             try await connection.openVirtualConnection(to: CastEndpoint.receiver)
             let reply = try await connection.request(

@@ -456,9 +456,11 @@ public final class DiscoveryManager: Sendable {
         let logger = self.logger
         track(generation: generation) { probe in
             do {
-                _ = try await probe.status(of: device)
+                // The device's own description replaces what the address alone told (name, model, capabilities).
+                var described = device
+                if let info = try await probe.describe(device).info { described.apply(info) }
                 logger.debug("static device answered", metadata: ["cast.device": "\(device.host):\(device.port)"])
-                return .staticProbed(device, reachable: true)
+                return .staticProbed(described, reachable: true)
             } catch {
                 logger.notice("static device \(device.host):\(device.port) is not reachable: \(error)")
                 return Task.isCancelled ? nil : .staticProbed(device, reachable: false)

@@ -163,6 +163,15 @@ extension EmulatedDevice {
             + broadcastReceiverStatus(state, except: requester)
     }
 
+    /// `DEVICE_INFO`: what the device says about itself to a sender that knows only its address.
+    func deviceInfo(requestID: Int) -> JSONValue {
+        [
+            "type": "DEVICE_INFO", "requestId": .number(Double(requestID)), "deviceId": .string(configuration.id),
+            "friendlyName": .string(configuration.friendlyName), "deviceModel": .string(configuration.model),
+            "capabilities": .number(Double(configuration.capabilities)),
+        ]
+    }
+
     func receiverStatus(_ state: State) -> JSONValue {
         let running = state.running
         let app: JSONValue = [

@@ -159,6 +159,16 @@ public final class EmulatedDevice: Sendable {
         for peer in peers { await peer.connection.close() }
     }
 
+    /// Closes every sender connection at once while the device keeps listening and its app keeps running, as a
+    /// Wi-Fi drop does: senders must reconnect and re-join.
+    public func dropConnections() async {
+        let peers = state.withLock { state -> [Peer] in
+            defer { state.peers = [:] }
+            return Array(state.peers.values)
+        }
+        for peer in peers { await peer.connection.close() }
+    }
+
     /// The port the device listens on (the configured one until ``start()`` binds).
     public var port: Int { state.withLock { $0.port } }
 
@@ -323,6 +333,20 @@ public final class EmulatedDevice: Sendable {
                 state: &state,
                 now: now
             )
+        }
+        if message.destinationID == CastEndpoint.receiver, message.namespace == CastNamespace.receiverDiscovery {
+            guard let json = try? message.json(), json["type"]?.stringValue == "GET_DEVICE_INFO" else { return [] }
+            return [
+                Outgoing(
+                    connection: peer.connection,
+                    message: CastMessage(
+                        sourceID: CastEndpoint.receiver,
+                        destinationID: message.sourceID,
+                        namespace: CastNamespace.receiverDiscovery,
+                        json: deviceInfo(requestID: json["requestId"]?.intValue ?? 0)
+                    )
+                )
+            ]
         }
         guard message.destinationID == state.running.transportID,
             state.running.app.namespaces.contains(message.namespace)

@@ -5,11 +5,13 @@ public struct CastSessionError: Error, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case connectFailed, launchFailed, sessionNotFound, notConnected, suspended, timedOut
             case invalidNamespace, channelNotConnected, appStopped, resumeFailed, persistenceFailed
-            case sessionInProgress, connectionLost, cancelled, invalidResponse, invalidArgument
+            case sessionInProgress, connectionLost, cancelled, invalidResponse, invalidArgument, noApplicationRunning
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
+        /// The device runs no app to join (it shows its idle screen), or not the app asked for.
+        public static let noApplicationRunning = Code(.noApplicationRunning)
         /// The device could not be reached (TCP or TLS failed).
         public static let connectFailed = Code(.connectFailed)
         /// The receiver refused to launch the app; ``CastSessionError/receiverReason`` says why (`NOT_FOUND`, …).

@@ -12,6 +12,9 @@ public enum CastNamespace {
     public static let media = "urn:x-cast:com.google.cast.media"
     /// Speaker-group membership.
     public static let multizone = "urn:x-cast:com.google.cast.multizone"
+    /// `GET_DEVICE_INFO` → `DEVICE_INFO` on `receiver-0`: the device's own name, model and capabilities, for
+    /// devices known only by address. Not every receiver answers (cast-protocol.md §2 marks it uncertain).
+    public static let receiverDiscovery = "urn:x-cast:com.google.cast.receiver.discovery"
 
     /// The prefix every namespace carries.
     public static let prefix = "urn:x-cast:"

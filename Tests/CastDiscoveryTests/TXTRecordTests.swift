@@ -118,9 +118,12 @@ struct TXTRecordTests {
         )
     }
 
-    @Test("a port other than 8009 or the group model makes a group")
+    @Test("the group capability bit or the group model makes a group; the port does not")
     func groups() {
-        #expect(CastTXT.parse(Self.service(["id=g", "fn=G"], port: 32187)).device?.isGroup == true)
+        #expect(
+            CastTXT.parse(Self.service(["id=g", "fn=G"], port: 32187)).device?.isGroup == false,
+            "a port other than 8009 alone does not make a group (NAT, emulators, proxies)"
+        )
         #expect(CastTXT.parse(Self.service(["id=g", "fn=G", "md=Google Cast Group"])).device?.isGroup == true)
         #expect(CastTXT.parse(Self.service(["id=g", "fn=G", "ca=36"])).device?.isGroup == true)
     }

@@ -15,7 +15,9 @@ import Glibc
     @Test func theSavedSessionIsJSONInTheStateDirectory() async throws {
         try await withStartedSession { fixture in
             let directory = try #require(fixture.context.options.stateDirectory)
-            let text = try #require(readTextFile(directory + "/session.json"))
+            // One file per device, named by its id, so sessions on other devices are kept beside it.
+            let path = directory + "/sessions/\(fixture.device.configuration.id).json"
+            let text = try #require(readTextFile(path))
             let json = try JSONValue(parsing: text)
             #expect(json["deviceId"]?.stringValue == fixture.device.configuration.id)
             #expect(json["host"]?.stringValue == "127.0.0.1")
@@ -23,7 +25,8 @@ import Glibc
             #expect(json["appId"]?.stringValue == "CC1AD845")
             #expect(json["sessionId"]?.stringValue == fixture.session.sessionID)
             #expect(json["transportId"]?.stringValue == fixture.session.transportID)
-            #expect(readTextFile(directory + "/session.json.tmp-\(getpid())") == nil, "the temporary file was renamed")
+            #expect(readTextFile(path + ".tmp-\(getpid())") == nil, "the temporary file was renamed")
+            #expect(json["savedAt"]?.doubleValue ?? 0 > 1_700_000_000, "wall-clock time of saving, for ordering")
 
             let saved = try #require(try fixture.context.sessionManager.savedSession())
             #expect(saved.deviceID == fixture.device.configuration.id)
@@ -39,12 +42,32 @@ import Glibc
     @Test func noStateIsWrittenWhenResumptionIsOff() async throws {
         try await withStartedSession(options: { $0.resumesSavedSessions = false }) { fixture in
             let directory = try #require(fixture.context.options.stateDirectory)
-            #expect(readTextFile(directory + "/session.json") == nil)
+            #expect(access(directory + "/sessions", F_OK) != 0, "nothing written")
             #expect(try fixture.context.sessionManager.savedSession() == nil)
             await fixture.context.sessionManager.endSession()
             await #expect {
                 try await fixture.context.sessionManager.resumeSavedSession()
             } throws: { ($0 as? CastSessionError)?.code == .sessionNotFound }
+        }
+    }
+
+    @Test func aVersionOneFileIsStillResumable() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let options = testOptions()
+            let first = CastContext(options: options)
+            let session = try await first.sessionManager.startSession(with: device.castDevice)
+            await first.sessionManager.endSession(stopCasting: false)
+            // Move the new file to where version 1 kept its single session.
+            let directory = try #require(options.stateDirectory)
+            let path = directory + "/sessions/\(device.configuration.id).json"
+            #expect(rename(path, directory + "/session.json") == 0)
+
+            let second = CastContext(options: options)
+            let resumed = try await second.sessionManager.resumeSavedSession(candidates: [device.castDevice])
+            #expect(resumed.sessionID == session.sessionID)
+            await second.sessionManager.endSession(stopCasting: true)
+            #expect(access(directory + "/session.json", F_OK) != 0, "stopping forgets the version-1 file too")
         }
     }
 

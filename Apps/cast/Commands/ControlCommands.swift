@@ -9,7 +9,7 @@ enum MediaControl {
         _ global: GlobalOptions,
         _ action: @escaping @Sendable (CastSession, RemoteMediaClient) async throws -> Void
     ) async throws {
-        try await CLIRuntime.withResumedSession(global) { runtime, session in
+        try await CLIRuntime.withControlledSession(global) { runtime, session in
             let client = try runtime.mediaClient(session)
             try await client.requestStatus().response()
             try await action(session, client)
@@ -64,7 +64,20 @@ struct StopCommand: AsyncParsableCommand {
         discussion: "Example: cast stop"
     )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await MediaControl.run(global) { _, client in try await client.stop().response() } }
+    func run() async throws {
+        try await CLIRuntime.withControlledSession(global) { runtime, session in
+            let client = try runtime.mediaClient(session)
+            try await client.requestStatus().response()
+            try await client.stop().response()
+            if !runtime.global.json {
+                let app = session.application.name ?? session.application.applicationID
+                runtime.say(
+                    "stopped playback on \(session.device.friendlyName); \(app) keeps running ('cast app stop' ends it)"
+                )
+            }
+            runtime.printStatus(session)
+        }
+    }
 }
 
 struct SeekCommand: AsyncParsableCommand {
@@ -156,7 +169,7 @@ enum DeviceControl {
         _ global: GlobalOptions,
         _ action: @escaping @Sendable (CastSession) async throws -> Void
     ) async throws {
-        try await CLIRuntime.withResumedSession(global) { runtime, session in
+        try await CLIRuntime.withControlledSession(global) { runtime, session in
             try await action(session)
             if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
             runtime.printStatus(session)

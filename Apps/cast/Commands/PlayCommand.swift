@@ -85,13 +85,16 @@ struct PlayCommand: AsyncParsableCommand {
     private func play(_ runtime: CLIRuntime) async throws {
         let context = runtime.makeContext()
         let items = self.items()
-        var session = try? await context.sessionManager.resumeSavedSession(candidates: runtime.options.staticDevices)
+        // A named device wins over the saved session: resume only a session saved for that device.
+        let named = runtime.namesDevice ? try await runtime.resolveDevice() : nil
+        var session = try? await context.sessionManager.resumeSavedSession(candidates: named.map { [$0] } ?? [])
         if let current = session, !queue, current.application.applicationID != runtime.options.receiverApplicationID {
             await context.sessionManager.endSession(stopCasting: false)
             session = nil
         }
         if session == nil {
-            let device = try await runtime.resolveDevice()
+            let device: CastDevice
+            if let named { device = named } else { device = try await runtime.resolveDevice() }
             if runtime.isTTY, !runtime.global.json,
                 let hint = IntroductoryOverlay(stateDirectory: StatePaths.directory).consume(
                     deviceName: device.friendlyName,

@@ -19,7 +19,7 @@ struct QueueCommand: AsyncParsableCommand {
         )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
-            try await CLIRuntime.withResumedSession(global) { runtime, session in
+            try await CLIRuntime.withControlledSession(global) { runtime, session in
                 let client = try runtime.mediaClient(session)
                 try await client.requestStatus().response()
                 let ids = try await client.queue.reload()
@@ -148,7 +148,7 @@ struct TracksCommand: AsyncParsableCommand {
         )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
-            try await CLIRuntime.withResumedSession(global) { runtime, session in
+            try await CLIRuntime.withControlledSession(global) { runtime, session in
                 let client = try runtime.mediaClient(session)
                 try await client.requestStatus().response()
                 let tracks = client.mediaStatus?.media?.tracks ?? []

@@ -4,30 +4,60 @@ import CastDiscovery
 import CastSession
 import CastTransport
 
-/// `cast status`: device, app and media status of the running session.
+/// `cast status`: device, app and media status — of the saved session, or of whatever the device does.
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show device, app and media status.",
-        discussion: "Examples: cast status, cast status --json, cast status --watch"
+        discussion: """
+            With --device/--host: what that device does, whoever started it (an idle device prints \
+            app: null, media: null). Examples: cast status, cast status --host 192.168.1.20 --json, \
+            cast status --watch
+            """
     )
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Keep printing status changes until interrupted.") var watch = false
 
     func run() async throws {
-        let watch = self.watch
-        try await CLIRuntime.withResumedSession(global) { runtime, session in
-            if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
-            try await session.fetchDeviceStatus()
-            guard watch else {
-                runtime.printStatus(session)
-                return
+        let runtime = try CLIRuntime(global)
+        do {
+            let context = runtime.makeContext()
+            switch try await runtime.target(context) {
+            case .session(let session):
+                do {
+                    try await show(session, runtime)
+                } catch {
+                    await context.sessionManager.endSession(stopCasting: false)
+                    throw error
+                }
+                await context.sessionManager.endSession(stopCasting: false)
+            case .device(let device):
+                try await observe(device, runtime)
             }
-            runtime.printStatus(session)
-            if let client = session.remoteMediaClient {
-                for await _ in client.statusUpdates() { runtime.printStatus(session) }
-            }
+        } catch {
+            throw runtime.fail(error)
         }
+    }
+
+    private func show(_ session: CastSession, _ runtime: CLIRuntime) async throws {
+        if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
+        try await session.fetchDeviceStatus()
+        runtime.printStatus(session)
+        guard watch, let client = session.remoteMediaClient else { return }
+        for await _ in client.statusUpdates() { runtime.printStatus(session) }
+    }
+
+    /// A device this program has no session with: observed, not joined, so nothing changes on it.
+    private func observe(_ device: CastDevice, _ runtime: CLIRuntime) async throws {
+        var options = runtime.options
+        options.heartbeat.pingInterval = watch ? options.heartbeat.pingInterval : nil
+        let observer = DeviceObserver(device: device, options: options, logger: runtime.logger)
+        let activity = try await observer.start()
+        runtime.printStatus(activity)
+        if watch {
+            for await activity in observer.updates() { runtime.printStatus(activity) }
+        }
+        await observer.stop()
     }
 }
 
@@ -76,25 +106,24 @@ struct AppCommand: AsyncParsableCommand {
 
     struct Stop: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Stop the receiver app (ends casting).",
-            discussion: "Example: cast app stop"
+            abstract: "Stop the receiver app (ends casting, whoever started it).",
+            discussion: "Examples: cast app stop, cast app stop --host 192.168.1.20"
         )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
             let runtime = try CLIRuntime(global)
             do {
                 let context = runtime.makeContext()
-                let session = try await context.sessionManager.resumeSavedSession(
-                    candidates: runtime.options.staticDevices
-                )
-                let device = session.device
+                let session = try await runtime.controlledSession(context)
+                let (device, app) = (session.device, session.application)
                 await context.sessionManager.endSession(stopCasting: true)
                 runtime.emit(
-                    json: ["stopped": true, "device": .string(device.friendlyName)],
-                    text: "stopped casting to \(device.friendlyName)"
+                    json: [
+                        "stopped": "app", "device": .string(device.friendlyName),
+                        "app": ["id": .string(app.applicationID), "name": app.name.map { .string($0) } ?? .null],
+                    ],
+                    text: "stopped the app \(app.name ?? app.applicationID) on \(device.friendlyName); casting ended"
                 )
-            } catch let error as CastSessionError where error.code == .sessionNotFound {
-                throw runtime.fail(CLIError(.noDevice, "no running session to stop"))
             } catch {
                 throw runtime.fail(error)
             }
@@ -106,15 +135,21 @@ struct AppCommand: AsyncParsableCommand {
 struct LeaveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "leave",
-        abstract: "Disconnect from the session; the app keeps running and can be resumed.",
-        discussion: "Example: cast leave"
+        abstract: "Disconnect from the session; the app keeps running and playing, and can be resumed.",
+        discussion: "Examples: cast leave, cast leave --host 192.168.1.20"
     )
     @OptionGroup var global: GlobalOptions
     func run() async throws {
-        try await CLIRuntime.withResumedSession(global) { runtime, session in
+        try await CLIRuntime.withControlledSession(global) { runtime, session in
+            let app = session.application
             runtime.emit(
-                json: ["left": true, "sessionId": .string(session.sessionID)],
-                text: "left the session on \(session.device.friendlyName); it keeps running"
+                json: [
+                    "left": true, "sessionId": .string(session.sessionID),
+                    "device": .string(session.device.friendlyName),
+                    "app": ["id": .string(app.applicationID), "name": app.name.map { .string($0) } ?? .null],
+                ],
+                text:
+                    "left the session on \(session.device.friendlyName); \(app.name ?? app.applicationID) keeps running"
             )
         }
     }
@@ -143,7 +178,7 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         let text = try message ?? FileText.read(file!)
         let (namespace, waitReply) = (self.namespace, self.waitReply)
-        try await CLIRuntime.withResumedSession(global) { runtime, session in
+        try await CLIRuntime.withControlledSession(global) { runtime, session in
             let channel = try runtime.attachChannel(namespace, to: session)
             let replies = channel.messages()
             try await channel.sendTextMessage(text)
@@ -170,7 +205,7 @@ struct ListenCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (namespace, count) = (self.namespace, self.count)
-        try await CLIRuntime.withResumedSession(global) { runtime, session in
+        try await CLIRuntime.withControlledSession(global) { runtime, session in
             let channel = try runtime.attachChannel(namespace, to: session)
             let messages = channel.messages()
             var seen = 0
@@ -203,8 +238,9 @@ struct RemoteCommand: AsyncParsableCommand {
             let context = runtime.makeContext()
             let session: CastSession
             do {
-                session = try await context.sessionManager.resumeSavedSession(candidates: runtime.options.staticDevices)
-            } catch let error as CastSessionError where error.code == .sessionNotFound {
+                session = try await runtime.controlledSession(context)
+            } catch let error as CLIError where error.exit == CastExit.nothingToControl {
+                // An idle device: start the options' app so the remote has something to show.
                 session = try await context.sessionManager.startSession(with: try await runtime.resolveDevice())
             }
             if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
@@ -219,12 +255,17 @@ struct RemoteCommand: AsyncParsableCommand {
     }
 }
 
-/// `cast devices`: the Cast dialog's list.
+/// `cast devices`: the Cast dialog's list, with what each device is doing.
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List Cast devices, sorted by name.",
-        discussion: "Examples: cast devices, cast devices --json --timeout 2, cast devices --watch"
+        abstract: "List Cast devices, sorted by name, with what each is doing.",
+        discussion: """
+            Each device is asked (concurrently, within --timeout) what it runs and plays; a device given with \
+            --host is also asked its name, model and capabilities. \
+            Examples: cast devices, cast devices --json --timeout 2, cast devices --host 192.168.1.20, \
+            cast devices --watch
+            """
     )
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Keep the list live until interrupted.") var watch = false
@@ -242,37 +283,93 @@ struct DevicesCommand: AsyncParsableCommand {
             }
             throw CastExit.noDevice
         }
+        let activities = await DeviceObserver.activities(
+            of: devices,
+            options: runtime.options,
+            timeout: .milliseconds(Int64(runtime.discoveryWait * 1000)),
+            logger: runtime.logger
+        )
+        let rows = zip(devices, activities).map { device, result in
+            DeviceText.Row(device: (try? result.get())?.device ?? device, activity: result)
+        }.sorted { $0.device.friendlyName.lowercased() < $1.device.friendlyName.lowercased() }
         runtime.emit(
-            json: ["devices": .array(devices.map(DeviceText.json))],
-            text: devices.map(DeviceText.line).joined(separator: "\n")
+            json: ["devices": .array(rows.map(\.json))],
+            text: rows.map(\.line).joined(separator: "\n")
         )
         if watch { try await DeviceWatcher.watch(runtime) }
     }
 }
 
+/// How `cast devices` shows a device and what it is doing.
 enum DeviceText {
-    static func json(_ device: CastDevice) -> JSONValue {
-        var capabilities: [JSONValue] = []
-        if device.capabilities.contains(.videoOut) { capabilities.append("video") }
-        if device.capabilities.contains(.audioOut) { capabilities.append("audio") }
-        if device.isGroup { capabilities.append("group") }
-        return [
-            "id": .string(device.id), "name": .string(device.friendlyName),
-            "model": device.modelName.map { .string($0) } ?? .null,
-            "host": .string(device.host), "port": .number(Double(device.port)), "capabilities": .array(capabilities),
-            "status": device.statusText.map { .string($0) } ?? .null, "static": .bool(device.isStatic),
-        ]
+    struct Row {
+        var device: CastDevice
+        var activity: Result<DeviceActivity, CastSessionError>
+
+        var json: JSONValue {
+            var json: JSONValue = [
+                "id": .string(device.id), "name": .string(device.friendlyName),
+                "model": device.modelName.map { .string($0) } ?? .null,
+                "host": .string(device.host), "port": .number(Double(device.port)),
+                "capabilities": .array(DeviceText.capabilities(device).map { .string($0) }),
+                "status": device.statusText.map { .string($0) } ?? .null, "static": .bool(device.isStatic),
+                "reachable": false, "app": .null, "media": .null,
+            ]
+            guard case .success(let activity) = activity else {
+                if case .failure(let error) = activity { json["error"] = .string(error.message) }
+                return json
+            }
+            json["reachable"] = true
+            json["volume"] = .number(activity.deviceStatus.volumeLevel)
+            json["muted"] = .bool(activity.deviceStatus.isMuted)
+            if let app = activity.application {
+                json["app"] = [
+                    "id": .string(app.applicationID), "name": app.name.map { .string($0) } ?? .null,
+                    "statusText": app.statusText.map { .string($0) } ?? .null,
+                ]
+                json["status"] = .string(app.statusText ?? app.name ?? app.applicationID)
+            } else {
+                json["status"] = .string("")
+            }
+            if let media = activity.mediaStatus {
+                json["media"] = [
+                    "title": (media.media?.metadata?.displayTitle ?? media.media?.contentID).map { .string($0) }
+                        ?? .null,
+                    "playerState": .string((media.extendedPlayerState ?? media.playerState).rawValue),
+                ]
+            }
+            return json
+        }
+
+        var line: String {
+            var line = "\(device.friendlyName)  [\(device.modelName ?? "unknown model")]  \(device.host):\(device.port)"
+            let kind = DeviceText.capabilities(device)
+            if !kind.isEmpty { line += "  \(kind.joined(separator: "+"))" }
+            return line + "  " + DeviceText.doing(activity)
+        }
     }
 
-    static func line(_ device: CastDevice) -> String {
+    static func capabilities(_ device: CastDevice) -> [String] {
         var kind: [String] = []
         if device.capabilities.contains(.videoOut) { kind.append("video") }
         if device.capabilities.contains(.audioOut) { kind.append("audio") }
         if device.isGroup { kind.append("group") }
-        var line = "\(device.friendlyName)  [\(device.modelName ?? "unknown model")]  \(device.host):\(device.port)"
-        if !kind.isEmpty { line += "  \(kind.joined(separator: "+"))" }
-        if let status = device.statusText, !status.isEmpty { line += "  playing: \(status)" }
-        return line
+        return kind
+    }
+
+    /// "idle", "YouTube", "playing: Big Buck Bunny (Default Media Receiver)", or why it could not be asked.
+    static func doing(_ activity: Result<DeviceActivity, CastSessionError>) -> String {
+        switch activity {
+        case .failure(let error):
+            return "unreachable (\(error.code))"
+        case .success(let activity):
+            guard let app = activity.application else { return "idle" }
+            let name = app.name ?? app.applicationID
+            guard let media = activity.mediaStatus else { return name }
+            let state = (media.extendedPlayerState ?? media.playerState).rawValue.lowercased()
+            let title = media.media?.metadata?.displayTitle ?? media.media?.contentID ?? "untitled"
+            return "\(state): \(title) (\(name))"
+        }
     }
 }
 

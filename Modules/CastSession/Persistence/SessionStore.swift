@@ -61,6 +61,13 @@ public struct SavedSession: Sendable, Hashable {
         )
     }
 
+    /// Whether this session was saved for `device`: the same id, or the same address and port (a device named
+    /// by `--host` one time and found by mDNS the next).
+    public func belongs(to device: CastDevice) -> Bool {
+        guard deviceID != device.id else { return true }
+        return port == device.port && (device.host == host || device.addresses.contains { $0.ip == host })
+    }
+
     /// The device as a static entry (what the next process connects to).
     var device: CastDevice {
         var device = CastDevice.staticDevice(host: host, port: port, name: deviceName)
@@ -69,8 +76,9 @@ public struct SavedSession: Sendable, Hashable {
     }
 }
 
-/// Stores the current session in `<directory>/session.json` with an atomic write (temporary file + rename),
-/// so a crash never leaves half a file and a later process can resume the session.
+/// Stores one session per device under `<directory>/sessions/`, each with an atomic write (temporary file +
+/// rename), so a crash never leaves half a file, a later process can resume a session, and a session on one
+/// device never hides another device's. The most recently saved one is "the" saved session.
 struct SessionStore: Sendable {
     let directory: String
 
@@ -83,12 +91,25 @@ struct SessionStore: Sendable {
         return home + "/.local/state/cast"
     }
 
-    var path: String { directory + "/session.json" }
+    var sessionsDirectory: String { directory + "/sessions" }
+    /// Where version 1 kept its single session; read (as the oldest entry) and removed when cleared.
+    var legacyPath: String { directory + "/session.json" }
+
+    /// The file of the session saved for `deviceID`: the id's letters, digits and `-._` kept, the rest as `_`.
+    func path(forDevice deviceID: String) -> String {
+        let safe = String(deviceID.map { $0.isLetter || $0.isNumber || "-._".contains($0) ? $0 : "_" }.prefix(120))
+        return sessionsDirectory + "/" + safe + ".json"
+    }
 
     func save(_ session: SavedSession) throws {
-        guard LocalFiles.makeDirectories(directory) else { throw failure("cannot create \(directory)") }
+        guard LocalFiles.makeDirectories(sessionsDirectory) else {
+            throw failure("cannot create \(sessionsDirectory)")
+        }
+        var json = session.json
+        json["savedAt"] = .number(Self.wallClockSeconds())
+        let path = path(forDevice: session.deviceID)
         let temporary = path + ".tmp-\(getpid())"
-        let bytes = Array((session.json.jsonString + "\n").utf8)
+        let bytes = Array((json.jsonString + "\n").utf8)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw failure("cannot write \(temporary)") }
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -100,19 +121,46 @@ struct SessionStore: Sendable {
         }
     }
 
-    func load() throws -> SavedSession? {
-        guard access(path, F_OK) == 0 else { return nil }
+    /// The most recently saved session.
+    func load() throws -> SavedSession? { try loadAll().first }
+
+    /// Every saved session, the most recently saved first.
+    func loadAll() throws -> [SavedSession] {
+        var entries: [(SavedSession, Double)] = []
+        if let directory = opendir(sessionsDirectory) {
+            defer { closedir(directory) }
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                guard name.hasSuffix(".json") else { continue }
+                entries.append(try read(sessionsDirectory + "/" + name))
+            }
+        }
+        if access(legacyPath, F_OK) == 0 { entries.append(try read(legacyPath)) }
+        return entries.sorted { $0.1 > $1.1 }.map(\.0)
+    }
+
+    private func read(_ path: String) throws -> (SavedSession, Double) {
         guard let bytes = LocalFiles.read(path, limit: 65_536) else {
             throw failure("cannot read \(path), or it is too large to be a saved session")
         }
         guard let json = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self)),
             let saved = SavedSession(json: json)
         else { throw failure("\(path) is not a saved session") }
-        return saved
+        return (saved, json["savedAt"]?.doubleValue ?? 0)
     }
 
-    func clear() {
-        unlink(path)
+    /// Forgets the session saved for `deviceID` (and a version-1 file naming that device).
+    func clear(deviceID: String) {
+        unlink(path(forDevice: deviceID))
+        if let legacy = try? read(legacyPath), legacy.0.deviceID == deviceID { unlink(legacyPath) }
+    }
+
+    private static func wallClockSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     private func failure(_ message: String) -> CastSessionError {

@@ -299,7 +299,7 @@ public final class CastSession: Sendable {
         remoteMediaClient?.reset()
         await connection.close()
         for task in tasks { task.cancel() }
-        if stopApplication || error?.code == .appStopped { store?.clear() }
+        if stopApplication || error?.code == .appStopped { store?.clear(deviceID: device.id) }
         stateBroadcaster.yield(.disconnected)
         logger.debug("ended")
         emit(.didEnd(self, error))

@@ -122,7 +122,36 @@ public final class SessionManager: Sendable {
         try claimStart()
         emit(.willStart(device))
         do {
-            let session = try await establish(with: device, joining: nil)
+            let session = try await establish(with: device, mode: .launch)
+            state.withLock { state in
+                state.current = session
+                state.isStarting = false
+            }
+            session.attach()
+            emit(.didStart(session))
+            return session
+        } catch {
+            state.withLock { $0.isStarting = false }
+            let sessionError = Self.sessionError(error)
+            emit(.didFailToStart(device, sessionError))
+            throw sessionError
+        }
+    }
+
+    /// Joins the session another sender started on `device` (GCK's join): connects to the app the device runs
+    /// and, when it plays media, reads its media status — without launching anything and without ending the
+    /// other sender's session. Ending the joined session with `stopCasting: false` leaves it playing.
+    ///
+    /// - Parameter applicationID: Join only this app; `nil` joins whatever runs.
+    /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/noApplicationRunning`` (the device is idle, or
+    ///   runs another app), ``CastSessionError/Code/sessionInProgress``, ``CastSessionError/Code/connectFailed``,
+    ///   ``CastSessionError/Code/timedOut``.
+    @discardableResult
+    public func joinSession(on device: CastDevice, applicationID: String? = nil) async throws -> CastSession {
+        try claimStart()
+        emit(.willStart(device))
+        do {
+            let session = try await establish(with: device, mode: .joinRunning(applicationID: applicationID))
             state.withLock { state in
                 state.current = session
                 state.isStarting = false
@@ -147,12 +176,22 @@ public final class SessionManager: Sendable {
         }
     }
 
-    /// Connects and launches or joins. `joining` is a session id that must be running (resumption).
-    private func establish(
-        with device: CastDevice,
-        joining sessionID: String?,
-        joiningApplicationID: String? = nil
-    ) async throws -> CastSession {
+    /// How long session start waits for a static device's `DEVICE_INFO` after its status: a device that answers
+    /// does so in the same round trip, and one that does not must not slow every command down.
+    static let deviceInfoGrace: Duration = .milliseconds(100)
+
+    /// What ``establish(with:mode:)`` does once it knows what the device runs.
+    private enum EstablishMode {
+        /// Launch the options' app (or join it when it runs and relaunching is off).
+        case launch
+        /// Join the session with this id (and app, when known); fail when it no longer runs.
+        case resume(sessionID: String, applicationID: String?)
+        /// Join whatever app runs (or only `applicationID`); fail when the device is idle.
+        case joinRunning(applicationID: String?)
+    }
+
+    /// Connects, then launches or joins as `mode` says.
+    private func establish(with device: CastDevice, mode: EstablishMode) async throws -> CastSession {
         var configuration = CastConnection.Configuration()
         configuration.connectTimeout = options.connectTimeout
         configuration.requestTimeout = options.requestTimeout
@@ -176,22 +215,42 @@ public final class SessionManager: Sendable {
         do {
             try await connection.openVirtualConnection(to: CastEndpoint.receiver)
             let watcher = connection.messages()
-            let status = DeviceStatus(
-                json: try await connection.request(
-                    namespace: CastNamespace.receiver,
-                    to: CastEndpoint.receiver,
-                    payload: ["type": "GET_STATUS"]
-                ).json()
-            )
+            var device = device
+            let status: DeviceStatus
+            if device.isStatic {
+                // Known only by address: the device's own name, model and capabilities, if it answers at once.
+                let (json, info) = try await DeviceInfo.ask(connection, grace: Self.deviceInfoGrace)
+                status = DeviceStatus(json: json)
+                if let info { device.apply(info) }
+            } else {
+                status = DeviceStatus(
+                    json: try await connection.request(
+                        namespace: CastNamespace.receiver,
+                        to: CastEndpoint.receiver,
+                        payload: ["type": "GET_STATUS"]
+                    ).json()
+                )
+            }
             let application: ApplicationMetadata
             var finalStatus = status
-            if let sessionID {
+            if case .resume(let sessionID, let joiningApplicationID) = mode {
                 guard let running = status.application, running.sessionID == sessionID, !running.isIdleScreen,
                     joiningApplicationID == nil || running.applicationID == joiningApplicationID
                 else {
                     throw CastSessionError(
                         .sessionNotFound,
                         "\(device.friendlyName) no longer runs session \(sessionID)"
+                    )
+                }
+                application = running
+            } else if case .joinRunning(let wanted) = mode {
+                guard let running = status.application, !running.isIdleScreen else {
+                    throw CastSessionError(.noApplicationRunning, "\(device.friendlyName) is idle: no app is running")
+                }
+                if let wanted, running.applicationID != wanted {
+                    throw CastSessionError(
+                        .noApplicationRunning,
+                        "\(device.friendlyName) runs \(running.name ?? running.applicationID), not \(wanted)"
                     )
                 }
                 application = running
@@ -322,48 +381,77 @@ public final class SessionManager: Sendable {
 
     // MARK: - Resuming saved sessions
 
-    /// The session a previous process stored, if any.
+    /// The session a previous process stored most recently, if any.
     public func savedSession() throws -> SavedSession? { try store?.load() }
 
-    /// Joins the session a previous process stored, if the receiver still runs it.
+    /// Every stored session (one per device), the most recently stored first.
+    public func savedSessions() throws -> [SavedSession] { try store?.loadAll() ?? [] }
+
+    /// Joins a session a previous process stored, if the receiver still runs it.
     ///
-    /// When the stored device no longer runs it but one of `candidates` runs the same session id (a streaming
-    /// transfer), the session resumes there and ``SessionEvent/didResume(_:transferredFrom:)`` names the old
-    /// device.
+    /// Without `candidates`, the most recently stored session is resumed on its device. With `candidates` (the
+    /// devices the user named), only they are tried: a session stored for one of them first; otherwise the most
+    /// recent session, in case it moved to one of them (a streaming transfer: the candidate runs the same session
+    /// id, and ``SessionEvent/didResume(_:transferredFrom:)`` names the old device). A session stored for another
+    /// device is never resumed on its own device here, and stays stored for a later call that names it.
     ///
-    /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/sessionNotFound`` (nothing stored, or the session
-    ///   ended; the stored state is then removed), ``CastSessionError/Code/connectFailed``.
+    /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/sessionNotFound`` (nothing stored for these
+    ///   devices, or the session ended; a stored session its own device no longer runs is then forgotten),
+    ///   ``CastSessionError/Code/connectFailed``.
     @discardableResult
     public func resumeSavedSession(candidates: [CastDevice] = []) async throws -> CastSession {
-        guard let store, let saved = try store.load() else {
+        guard let store else {
             throw CastSessionError(.sessionNotFound, "there is no saved session to resume")
+        }
+        let saved = try store.loadAll()
+        // Each session on its own device first, then on the other candidates (where it may have moved).
+        var attempts: [(saved: SavedSession, device: CastDevice)] = []
+        if candidates.isEmpty {
+            if let latest = saved.first { attempts = [(latest, latest.device)] }
+        } else {
+            let own = saved.filter { entry in candidates.contains { entry.belongs(to: $0) } }
+            for entry in own.isEmpty ? Array(saved.prefix(1)) : own {
+                let (home, others) = (
+                    candidates.filter { entry.belongs(to: $0) }, candidates.filter { !entry.belongs(to: $0) }
+                )
+                attempts += (home + others).map { (entry, $0) }
+            }
+        }
+        guard !attempts.isEmpty else {
+            let named = candidates.map(\.friendlyName).joined(separator: ", ")
+            throw CastSessionError(
+                .sessionNotFound,
+                saved.isEmpty ? "there is no saved session to resume" : "there is no saved session on \(named)"
+            )
         }
         try claimStart()
         updateCastState { _ in .connecting }
         var lastError: CastSessionError?
-        let stored = saved.device
-        for device in [stored] + candidates.filter({ $0.id != stored.id }) {
+        for (entry, device) in attempts {
+            let isOwnDevice = entry.belongs(to: device)
             do {
                 let session = try await establish(
                     with: device,
-                    joining: saved.sessionID,
-                    joiningApplicationID: saved.applicationID
+                    mode: .resume(sessionID: entry.sessionID, applicationID: entry.applicationID)
                 )
                 state.withLock { state in
                     state.current = session
                     state.isStarting = false
                 }
+                if !isOwnDevice { store.clear(deviceID: entry.deviceID) }
                 emit(.willResume(session))
                 session.attach()
-                emit(.didResume(session, transferredFrom: device.id == stored.id ? nil : stored))
+                emit(.didResume(session, transferredFrom: isOwnDevice ? nil : entry.device))
                 return session
             } catch {
-                lastError = Self.sessionError(error)
+                let error = Self.sessionError(error)
+                // Only the session's own device can say that the session is over.
+                if error.code == .sessionNotFound, isOwnDevice { store.clear(deviceID: entry.deviceID) }
+                lastError = error
             }
         }
         state.withLock { $0.isStarting = false }
         let error = lastError ?? CastSessionError(.sessionNotFound, "the saved session was not found")
-        if error.code == .sessionNotFound { store.clear() }
         emit(.didFailToResume(nil, error))
         throw error
     }

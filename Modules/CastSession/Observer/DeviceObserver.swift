@@ -1,0 +1,360 @@
+import CastDiscovery
+import CastLogging
+import CastMedia
+import CastTransport
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// What a device is doing now, seen without a session: its receiver status, the running app and, when that app
+/// plays media, its media status. The status column of a device list, or one entity of a home-automation hub.
+public struct DeviceActivity: Sendable {
+    /// The device, with what it said about itself (``DeviceInfo``) applied to a static entry.
+    public var device: CastDevice
+    /// The latest RECEIVER_STATUS: volume, mute, standby, the running app.
+    public var deviceStatus: DeviceStatus
+    /// The running app's media status; `nil` when it plays nothing or speaks no media namespace.
+    public var mediaStatus: MediaStatus?
+
+    /// Creates an activity snapshot.
+    public init(device: CastDevice, deviceStatus: DeviceStatus, mediaStatus: MediaStatus? = nil) {
+        self.device = device
+        self.deviceStatus = deviceStatus
+        self.mediaStatus = mediaStatus
+    }
+
+    /// The running app; `nil` when the device is idle (its idle screen counts as idle).
+    public var application: ApplicationMetadata? {
+        guard let app = deviceStatus.application, !app.isIdleScreen else { return nil }
+        return app
+    }
+
+    /// Whether the device runs no app.
+    public var isIdle: Bool { application == nil }
+
+    /// Whether the running app speaks the media namespace (and so can be paused, sought, …).
+    public var playsMedia: Bool { application?.namespaces.contains(CastNamespace.media) == true }
+}
+
+/// Follows what one device is doing without starting or joining a session (a GCK sender's Cast dialog, Home
+/// Assistant's cast integration): a virtual connection to `receiver-0` for RECEIVER_STATUS and, while a media
+/// app runs, one to the app for MEDIA_STATUS. It never launches, stops or controls anything.
+///
+/// ```swift
+/// let observer = DeviceObserver(device: device)
+/// let now = try await observer.start()          // connected, first status read
+/// for await activity in observer.updates() { print(activity.application?.name ?? "idle") }
+/// ```
+///
+/// A lost connection is re-established with the options' ``ReconnectPolicy``. Observers own no thread: one
+/// process can follow many devices (``activities(of:options:timeout:eventLoopGroup:logger:)``).
+public final class DeviceObserver: Sendable {
+    private struct State {
+        var device: CastDevice
+        var deviceStatus: DeviceStatus?
+        var mediaTransportID: String?
+        var mediaClient: RemoteMediaClient?
+        var connection: CastConnection?
+        var tasks: [Task<Void, Never>] = []
+        var isStopped = false
+    }
+
+    /// The options this observer uses: timeouts, heartbeat and reconnect policy.
+    public let options: CastOptions
+    private let eventLoopGroup: any EventLoopGroup
+    private let sleep: @Sendable (Duration) async throws -> Void
+    private let logger: Logger
+    private let state: Mutex<State>
+    private let broadcaster = EventBroadcaster<DeviceActivity>()
+
+    /// Creates a stopped observer.
+    ///
+    /// - Parameters:
+    ///   - device: The device to follow.
+    ///   - options: Connect and request timeouts, heartbeat, reconnect policy.
+    ///   - eventLoopGroup: Where network I/O runs.
+    ///   - sleep: How reconnect backoff waits; tests inject one that does not really sleep.
+    ///   - logger: Silent by default.
+    public init(
+        device: CastDevice,
+        options: CastOptions = CastOptions(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        logger: Logger = .castDisabled
+    ) {
+        self.options = options
+        self.eventLoopGroup = eventLoopGroup
+        self.sleep = sleep
+        var logger = logger.withCategory(CastLogCategory.session)
+        logger[metadataKey: CastLogMetadataKey.deviceID] = "\(device.id)"
+        self.logger = logger
+        self.state = Mutex(State(device: device))
+    }
+
+    deinit {
+        for task in state.withLock({ $0.tasks }) { task.cancel() }
+    }
+
+    /// What the device is doing now; `nil` before the first status.
+    public var activity: DeviceActivity? {
+        state.withLock { state in
+            state.deviceStatus.map {
+                DeviceActivity(device: state.device, deviceStatus: $0, mediaStatus: state.mediaClient?.mediaStatus)
+            }
+        }
+    }
+
+    /// Every change from now on, latest wins: a slow consumer sees the newest activity, not a backlog.
+    public func updates() -> AsyncStream<DeviceActivity> {
+        broadcaster.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Connects, reads the device's status (and the media status of a media app) and keeps following it.
+    ///
+    /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/connectFailed``,
+    ///   ``CastSessionError/Code/timedOut``, ``CastSessionError/Code/connectionLost``.
+    @discardableResult
+    public func start() async throws -> DeviceActivity {
+        let device = state.withLock { $0.device }
+        var configuration = CastConnection.Configuration()
+        configuration.connectTimeout = options.connectTimeout
+        configuration.requestTimeout = options.requestTimeout
+        configuration.heartbeat = options.heartbeat
+        let connection: CastConnection
+        do {
+            connection = try await CastConnection.connect(
+                host: device.host,
+                port: device.port,
+                configuration: configuration,
+                eventLoopGroup: eventLoopGroup,
+                logger: logger
+            )
+        } catch {
+            throw CastSessionError(
+                .connectFailed,
+                "cannot connect to \(device.friendlyName) at \(device.host):\(device.port)",
+                cause: error
+            )
+        }
+        let messages = connection.messages()
+        let events = connection.events()
+        let stopped = state.withLock { state -> Bool in
+            state.connection = connection
+            return state.isStopped
+        }
+        do {
+            if stopped { throw CancellationError() }
+            try await connection.openVirtualConnection(to: CastEndpoint.receiver)
+            let (status, info) = try await DeviceInfo.ask(connection)
+            if let info, device.isStatic { state.withLock { $0.device.apply(info) } }
+            await apply(DeviceStatus(json: status), on: connection)
+        } catch {
+            await stop()
+            throw SessionManager.sessionError(error)
+        }
+        let messageTask = Task { [weak self] in
+            for await message in messages {
+                guard let self else { return }
+                await self.handle(message, on: connection)
+            }
+        }
+        let eventTask = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                await self.handle(event, on: connection)
+            }
+        }
+        state.withLock { $0.tasks += [messageTask, eventTask] }
+        return activity!
+    }
+
+    /// Stops following and closes the connection; the device keeps doing what it does.
+    public func stop() async {
+        let (connection, tasks) = state.withLock { state -> (CastConnection?, [Task<Void, Never>]) in
+            state.isStopped = true
+            defer { state.tasks = [] }
+            return (state.connection, state.tasks)
+        }
+        for task in tasks { task.cancel() }
+        await connection?.close()
+        broadcaster.finish()
+    }
+
+    // MARK: - Following
+
+    private func handle(_ message: CastMessage, on connection: CastConnection) async {
+        if message.namespace == CastNamespace.receiver, message.sourceID == CastEndpoint.receiver {
+            guard let json = try? message.json(), json["type"]?.stringValue == "RECEIVER_STATUS" else { return }
+            await apply(DeviceStatus(json: json), on: connection)
+            return
+        }
+        guard message.namespace == CastNamespace.media else { return }
+        let client = state.withLock { state in
+            message.sourceID == state.mediaTransportID ? state.mediaClient : nil
+        }
+        guard let client, let json = try? message.json() else { return }
+        client.receive(json)
+        publish()
+    }
+
+    private func handle(_ event: CastConnectionEvent, on connection: CastConnection) async {
+        switch event {
+        case .connected:
+            break
+        case .virtualConnectionClosed(let endpoint):
+            // The app went away; the RECEIVER_STATUS that follows says what runs now.
+            let dropped = state.withLock { state -> Bool in
+                guard endpoint == state.mediaTransportID else { return false }
+                state.mediaTransportID = nil
+                state.mediaClient = nil
+                return true
+            }
+            if dropped { publish() }
+        case .disconnected(let code):
+            guard code != nil, !connection.isConnected else { return }
+            await reconnect(connection)
+        }
+    }
+
+    /// Reconnects with the reconnect policy, then reads the status again (virtual connections are re-opened by
+    /// the connection itself).
+    private func reconnect(_ connection: CastConnection) async {
+        let policy = options.reconnectPolicy
+        var failures = 0
+        while policy.allowsAttempt(afterFailedAttempts: failures), !state.withLock({ $0.isStopped }) {
+            do {
+                try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
+                try await connection.reconnect()
+                let reply = try await connection.request(
+                    namespace: CastNamespace.receiver,
+                    to: CastEndpoint.receiver,
+                    payload: ["type": "GET_STATUS"]
+                )
+                state.withLock { state in
+                    state.mediaTransportID = nil
+                    state.mediaClient = nil
+                }
+                await apply(DeviceStatus(json: try reply.json()), on: connection)
+                return
+            } catch is CancellationError {
+                return
+            } catch {
+                failures += 1
+                logger.debug("observer reconnect failed", metadata: ["cast.error": "\(error)"])
+            }
+        }
+        logger.notice("stopped following the device: it could not be reached again")
+        await stop()
+    }
+
+    /// Takes a new receiver status: follows the media app it names (closing the previous app's virtual
+    /// connection), reads its media status, and publishes.
+    private func apply(_ status: DeviceStatus, on connection: CastConnection) async {
+        let app = status.application.flatMap { $0.isIdleScreen ? nil : $0 }
+        let mediaTransport = app.flatMap { $0.namespaces.contains(CastNamespace.media) ? $0.transportID : nil }
+        let (previous, changed) = state.withLock { state -> (String?, Bool) in
+            state.deviceStatus = status
+            let previous = state.mediaTransportID
+            guard previous != mediaTransport else { return (nil, false) }
+            state.mediaTransportID = mediaTransport
+            state.mediaClient = nil
+            return (previous, true)
+        }
+        if changed, let previous { try? await connection.closeVirtualConnection(to: previous) }
+        guard changed, let mediaTransport else {
+            publish()
+            return
+        }
+        let client = RemoteMediaClient(
+            channel: ObserverMediaChannel(connection: connection, transportID: mediaTransport),
+            requestTimeout: options.requestTimeout,
+            logger: logger
+        )
+        state.withLock { state in
+            if state.mediaTransportID == mediaTransport { state.mediaClient = client }
+        }
+        do {
+            try await connection.openVirtualConnection(to: mediaTransport)
+            _ = try await client.requestStatus().response()
+        } catch {
+            logger.debug("cannot read the media status", metadata: ["cast.error": "\(error)"])
+        }
+        publish()
+    }
+
+    private func publish() {
+        if let activity { broadcaster.yield(activity) }
+    }
+
+    // MARK: - Many devices
+
+    /// What each of `devices` is doing, read concurrently (one connection each, closed afterwards) within
+    /// `timeout`; a device that cannot be reached in time gets its error, in the same order as `devices`.
+    public static func activities(
+        of devices: [CastDevice],
+        options: CastOptions = CastOptions(),
+        timeout: Duration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = .castDisabled
+    ) async -> [Result<DeviceActivity, CastSessionError>] {
+        var options = options
+        options.connectTimeout = min(options.connectTimeout, timeout)
+        options.requestTimeout = min(options.requestTimeout, timeout)
+        options.heartbeat.pingInterval = nil
+        let bounded = options
+        return await withTaskGroup(of: (Int, Result<DeviceActivity, CastSessionError>).self) { group in
+            for (index, device) in devices.enumerated() {
+                group.addTask {
+                    let observer = DeviceObserver(
+                        device: device,
+                        options: bounded,
+                        eventLoopGroup: eventLoopGroup,
+                        logger: logger
+                    )
+                    do {
+                        let activity = try await withThrowingTaskGroup(of: DeviceActivity?.self) { race in
+                            race.addTask { try await observer.start() }
+                            race.addTask {
+                                try await Task.sleep(for: timeout)
+                                return nil
+                            }
+                            defer { race.cancelAll() }
+                            guard let first = try await race.next(), let activity = first else {
+                                throw CastSessionError(
+                                    .timedOut,
+                                    "\(device.friendlyName) did not tell what it is doing within \(timeout)"
+                                )
+                            }
+                            return activity
+                        }
+                        await observer.stop()
+                        return (index, .success(activity))
+                    } catch {
+                        await observer.stop()
+                        return (index, .failure(SessionManager.sessionError(error)))
+                    }
+                }
+            }
+            var results = [Result<DeviceActivity, CastSessionError>?](repeating: nil, count: devices.count)
+            for await (index, result) in group { results[index] = result }
+            return results.map { $0! }
+        }
+    }
+}
+
+/// The media namespace of an observed app: requests go straight to its transport (no session to wait for).
+struct ObserverMediaChannel: MediaChannel {
+    let connection: CastConnection
+    let transportID: String
+
+    func startMediaRequest(_ payload: JSONValue, timeout: Duration?) throws -> MediaReply {
+        let pending = try connection.startRequest(
+            namespace: CastNamespace.media,
+            to: transportID,
+            payload: payload,
+            timeout: timeout ?? connection.configuration.requestTimeout
+        )
+        return MediaReply { try await pending.response().json() }
+    }
+}

@@ -1,0 +1,279 @@
+import CastDiscovery
+import CastMedia
+import CastReceiver
+import CastSession
+import CastTransport
+import Testing
+
+/// Joining and observing what another sender started (GCK's join; a device's status without a session).
+@Suite struct JoinRunningTests {
+    @Test func joinTakesOverWhateverRunsWithoutLaunchingOrEndingIt() async throws {
+        try await withCastReceiverEmulator(
+            devices: [DeviceConfiguration(friendlyName: "Den", port: 0)],
+            clock: ManualEmulatorClock()
+        ) { emulator in
+            let device = emulator.devices[0]
+            let phone = CastContext(options: testOptions())
+            let phoneSession = try await phone.sessionManager.startSession(with: device.castDevice)
+            let phoneClient = try #require(phoneSession.remoteMediaClient)
+            try await phoneClient.loadMedia(sampleMedia(title: "From the phone")).response()
+
+            // A sender configured for another app joins what runs instead of launching its own.
+            let cli = CastContext(options: testOptions { $0.receiverApplicationID = "E0C40001" })
+            let events = cli.sessionManager.events()
+            let joined = try await cli.sessionManager.joinSession(on: device.castDevice)
+            guard case .didStart = try await nextEvent(events, "didStart") else { return }
+            #expect(joined.sessionID == phoneSession.sessionID)
+            #expect(joined.application.applicationID == "CC1AD845")
+            #expect(device.launches.count == 1, "joining sends no LAUNCH")
+            let client = try #require(joined.remoteMediaClient)
+            let status = try #require(try await client.requestStatus().response())
+            #expect(status.media?.metadata?.title == "From the phone")
+
+            // Controlled from the joined session; the phone sees it.
+            let phoneUpdates = phoneClient.statusUpdates()
+            try await client.pause().response()
+            _ = try await next(phoneUpdates) { $0?.playerState == .paused }
+            try await client.seek(.to(100)).response()
+            _ = try await next(phoneUpdates) { $0?.currentTime == 100 }
+            try await joined.setDeviceVolume(0.25)
+            #expect(device.volume.level == 0.25)
+
+            // Leaving does not end the phone's session.
+            await cli.sessionManager.endSession(stopCasting: false)
+            #expect(device.runningApp.sessionID == phoneSession.sessionID)
+            #expect(phoneSession.connectionState == .connected)
+            try await phoneClient.play().response()
+            #expect(phoneClient.mediaStatus?.playerState == .playing)
+            await phone.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    @Test func joiningAnIdleDeviceFailsWithNoApplicationRunning() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: testOptions())
+            let events = context.sessionManager.events()
+            await #expect {
+                try await context.sessionManager.joinSession(on: device.castDevice)
+            } throws: { ($0 as? CastSessionError)?.code == .noApplicationRunning }
+            guard case .didFailToStart(_, let error) = try await nextEvent(events, "didFailToStart") else { return }
+            #expect(error.code == .noApplicationRunning)
+            #expect(device.runningApp.isIdleScreen, "nothing was launched")
+            #expect(device.launches.isEmpty)
+            #expect(context.sessionManager.currentSession == nil)
+        }
+    }
+
+    @Test func joiningANonMediaAppGivesASessionWithoutMediaClient() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let starter = CastContext(options: testOptions { $0.receiverApplicationID = "E0C40001" })
+            try await starter.sessionManager.startSession(with: device.castDevice)
+            await starter.sessionManager.endSession(stopCasting: false)
+
+            let context = CastContext(options: testOptions())
+            let session = try await context.sessionManager.joinSession(on: device.castDevice)
+            #expect(session.application.applicationID == "E0C40001")
+            #expect(session.remoteMediaClient == nil)
+            await context.sessionManager.endSession(stopCasting: false)
+
+            // Asking for a particular app that is not the one running fails without touching it.
+            let picky = CastContext(options: testOptions())
+            await #expect {
+                try await picky.sessionManager.joinSession(on: device.castDevice, applicationID: "CC1AD845")
+            } throws: { ($0 as? CastSessionError)?.code == .noApplicationRunning }
+            #expect(device.runningApp.appID == "E0C40001")
+        }
+    }
+
+    @Test func aJoinedStaticDeviceTakesTheDevicesOwnName() async throws {
+        var configuration = DeviceConfiguration(friendlyName: "Kitchen speaker", port: 0)
+        configuration.model = "Google Home Mini"
+        configuration.capabilities = 4 | 2048
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let address = CastDevice.staticDevice(host: device.host, port: device.port)
+            #expect(address.friendlyName == device.host, "before asking, only the address is known")
+            let context = CastContext(options: testOptions())
+            let session = try await context.sessionManager.startSession(with: address)
+            #expect(session.device.friendlyName == "Kitchen speaker")
+            #expect(session.device.modelName == "Google Home Mini")
+            #expect(session.device.capabilities == [.audioOut, .masterOrFixedVolume])
+            #expect(!session.device.isGroup, "a port other than 8009 does not make a group")
+            #expect(session.device.id == address.id, "the entry keeps its identity")
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+}
+
+/// Saved sessions are kept per device; a named device wins over the most recent one.
+@Suite struct SavedSessionPerDeviceTests {
+    @Test func aNamedDeviceNeverResumesAnotherDevicesSession() async throws {
+        try await withCastReceiverEmulator(
+            devices: [
+                DeviceConfiguration(friendlyName: "A", port: 0), DeviceConfiguration(friendlyName: "B", port: 0),
+            ],
+            clock: ManualEmulatorClock()
+        ) { emulator in
+            let (a, b) = (emulator.devices[0], emulator.devices[1])
+            let options = testOptions()
+            let first = CastContext(options: options)
+            let onA = try await first.sessionManager.startSession(with: a.castDevice)
+            await first.sessionManager.endSession(stopCasting: false)
+
+            // Naming B: A's session is not resumed (B does not run it) and stays saved for A.
+            let second = CastContext(options: options)
+            await #expect {
+                try await second.sessionManager.resumeSavedSession(candidates: [b.castDevice])
+            } throws: { ($0 as? CastSessionError)?.code == .sessionNotFound }
+            #expect(try second.sessionManager.savedSession()?.sessionID == onA.sessionID)
+            #expect(b.launches.isEmpty)
+
+            // A session on B is saved beside A's; naming either resumes its own.
+            let onB = try await second.sessionManager.startSession(with: b.castDevice)
+            await second.sessionManager.endSession(stopCasting: false)
+            let saved = try second.sessionManager.savedSessions()
+            #expect(saved.map(\.sessionID) == [onB.sessionID, onA.sessionID], "most recent first")
+
+            let third = CastContext(options: options)
+            let resumedA = try await third.sessionManager.resumeSavedSession(candidates: [a.castDevice])
+            #expect(resumedA.sessionID == onA.sessionID)
+            #expect(resumedA.device.id == a.configuration.id)
+            await third.sessionManager.endSession(stopCasting: true)
+            #expect(try third.sessionManager.savedSessions().map(\.sessionID) == [onB.sessionID])
+
+            // Without a name, the most recent one.
+            let fourth = CastContext(options: options)
+            let latest = try await fourth.sessionManager.resumeSavedSession()
+            #expect(latest.sessionID == onB.sessionID)
+            await fourth.sessionManager.endSession(stopCasting: true)
+            #expect(try fourth.sessionManager.savedSessions().isEmpty)
+        }
+    }
+
+    @Test func aSessionSavedByAddressBelongsToTheSameDeviceFoundByID() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let options = testOptions()
+            let first = CastContext(options: options)
+            let byAddress = CastDevice.staticDevice(host: device.host, port: device.port)
+            let original = try await first.sessionManager.startSession(with: byAddress)
+            await first.sessionManager.endSession(stopCasting: false)
+            let saved = try #require(try first.sessionManager.savedSession())
+            #expect(saved.belongs(to: device.castDevice), "same host and port, another id")
+
+            let second = CastContext(options: options)
+            let resumed = try await second.sessionManager.resumeSavedSession(candidates: [device.castDevice])
+            #expect(resumed.sessionID == original.sessionID)
+            await second.sessionManager.endSession(stopCasting: true)
+        }
+    }
+}
+
+/// A device followed without a session.
+@Suite struct DeviceObserverTests {
+    @Test func followsAppsAndMediaThatOthersStartAndStop() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let observer = DeviceObserver(device: device.castDevice, options: testOptions())
+            let updates = observer.updates()
+            let idle = try await observer.start()
+            #expect(idle.isIdle)
+            #expect(idle.mediaStatus == nil)
+            #expect(idle.deviceStatus.volumeLevel == 1)
+
+            let phone = CastContext(options: testOptions())
+            let session = try await phone.sessionManager.startSession(with: device.castDevice)
+            let running = try await next(updates) { $0.application?.applicationID == "CC1AD845" }
+            #expect(running.playsMedia)
+            try await session.remoteMediaClient!.loadMedia(sampleMedia(title: "Observed")).response()
+            let playing = try await next(updates) { $0.mediaStatus?.playerState == .playing }
+            #expect(playing.mediaStatus?.media?.metadata?.title == "Observed")
+            try await session.remoteMediaClient!.pause().response()
+            _ = try await next(updates) { $0.mediaStatus?.playerState == .paused }
+            try await session.setDeviceVolume(0.5)
+            _ = try await next(updates) { $0.deviceStatus.volumeLevel == 0.5 }
+
+            await phone.sessionManager.endSession(stopCasting: true)
+            let stopped = try await next(updates) { $0.isIdle }
+            #expect(stopped.mediaStatus == nil)
+            #expect(device.launches.count == 1, "observing launches nothing")
+            await observer.stop()
+        }
+    }
+
+    @Test func reconnectsAfterTheConnectionDrops() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let sleeper = RecordingSleeper()
+            let observer = DeviceObserver(device: device.castDevice, options: testOptions(), sleep: sleeper.sleep)
+            let updates = observer.updates()
+            try await observer.start()
+            await device.dropConnections()
+
+            // While it was away, someone started an app: the observer re-reads the status after reconnecting.
+            let phone = CastContext(options: testOptions())
+            try await phone.sessionManager.startSession(with: device.castDevice)
+            let after = try await next(updates) { $0.application?.applicationID == "CC1AD845" }
+            #expect(after.playsMedia)
+            #expect(!sleeper.recorded.isEmpty, "the reconnect went through the backoff")
+            await phone.sessionManager.endSession(stopCasting: true)
+            await observer.stop()
+        }
+    }
+
+    @Test func manyDevicesAtOnceWithTheirOwnDescriptions() async throws {
+        var tv = DeviceConfiguration(friendlyName: "TV", port: 0)
+        tv.model = "Chromecast Ultra"
+        var speaker = DeviceConfiguration(friendlyName: "Speaker", port: 0)
+        speaker.model = "Google Home"
+        speaker.capabilities = 4
+        try await withCastReceiverEmulator(devices: [tv, speaker], clock: ManualEmulatorClock()) { emulator in
+            let starter = CastContext(options: testOptions())
+            let session = try await starter.sessionManager.startSession(with: emulator.devices[0].castDevice)
+            try await session.remoteMediaClient!.loadMedia(sampleMedia(title: "Busy")).response()
+            await starter.sessionManager.endSession(stopCasting: false)
+
+            let addresses = emulator.devices.map { CastDevice.staticDevice(host: $0.host, port: $0.port) }
+            // Nothing listens on port 1: refused at once.
+            let unreachable = CastDevice.staticDevice(host: "127.0.0.1", port: 1)
+            let results = await DeviceObserver.activities(
+                of: addresses + [unreachable],
+                options: testOptions(),
+                timeout: .seconds(10)
+            )
+            let busy = try results[0].get()
+            #expect(busy.device.friendlyName == "TV")
+            #expect(busy.device.modelName == "Chromecast Ultra")
+            #expect(busy.mediaStatus?.media?.metadata?.title == "Busy")
+            let idle = try results[1].get()
+            #expect(idle.device.friendlyName == "Speaker")
+            #expect(idle.device.capabilities == .audioOut)
+            #expect(idle.isIdle)
+            guard case .failure(let error) = results[2] else {
+                Issue.record("port 1 answered")
+                return
+            }
+            #expect(error.code == .connectFailed)
+        }
+    }
+
+    @Test func aDeviceThatNeverAnswersIsReportedWithinTheTimeout() async throws {
+        var silent = DeviceConfiguration(friendlyName: "Silent", port: 0)
+        silent.faults.replyDelay = 3600
+        try await withCastReceiverEmulator(devices: [silent], clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let results = await DeviceObserver.activities(
+                of: [device.castDevice],
+                options: testOptions(),
+                timeout: .milliseconds(300)
+            )
+            guard case .failure(let error) = results[0] else {
+                Issue.record("a silent device answered")
+                return
+            }
+            #expect(error.code == .timedOut)
+        }
+    }
+}
