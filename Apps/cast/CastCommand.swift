@@ -14,8 +14,8 @@ struct CastCommand: AsyncParsableCommand {
             plays no media).
 
             Control commands act on the device named with --device/--host (the session saved for it, or \
-            whatever it plays, joined — also what another sender started), else on the last session this \
-            program saved, else on the only device found.
+            whatever it plays, joined — also what another sender started), else on the session this program \
+            used last, else on the only device found.
 
             Examples:
               cast demo                                   a tour against a built-in emulated device

@@ -42,8 +42,8 @@ def start_receiver(*args):
     return port
 
 
-def cast(*args, timeout=60):
-    completed = subprocess.run([CAST, *args], capture_output=True, text=True, env=ENV, timeout=timeout)
+def cast(*args, timeout=60, env=None):
+    completed = subprocess.run([CAST, *args], capture_output=True, text=True, env=env or ENV, timeout=timeout)
     payload = None
     if "--json" in args:
         lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
@@ -116,6 +116,66 @@ def errors(port):
     code, _, text = cast("play", "--host", f"127.0.0.1:{slow}", URL_A, "--detach", "--timeout", "1")
     check("timeout exits 4", code == 4, text)
     cast("app", "stop")
+
+
+def named_devices(port):
+    """A named device beats the saved session; idle devices and non-media apps are reported, not refused."""
+    host = f"127.0.0.1:{port}"
+    other = start_receiver()
+    host_b = f"127.0.0.1:{other}"
+    code, out, text = cast("play", "--host", host, URL_A, "--title", "On A", "--detach", "--json")
+    check("a session saved on A", code == 0 and media(out).get("title") == "On A", text)
+
+    code, out, text = cast("status", "--host", host_b, "--json")
+    device = (out or {}).get("device") or {}
+    check("status --host B reports B, not the session saved on A",
+          code == 0 and device.get("port") == other and "app" in (out or {}) and out["app"] is None
+          and out.get("media") is None, text)
+    check("status --host B names B by what it says about itself", device.get("name") == "Emulated Chromecast", out)
+    code, out, text = cast("pause", "--host", host_b, "--json")
+    check("pause on an idle device exits 5 (nothing to control)",
+          code == 5 and ((out or {}).get("error") or {}).get("kind") == "nothing-to-control", text)
+    code, out, text = cast("volume", "0.5", "--host", host_b, "--json")
+    check("a control command on an idle device does not touch the saved session's device", code == 5, text)
+
+    code, out, text = cast("play", "--host", host_b, URL_B, "--title", "On B", "--detach", "--json")
+    check("play --host B plays on B while A's session is saved",
+          code == 0 and ((out or {}).get("device") or {}).get("port") == other and media(out).get("title") == "On B",
+          text)
+    code, out, text = cast("status", "--json")
+    check("without a name: the session used most recently (B)", code == 0 and media(out).get("title") == "On B", text)
+    code, out, text = cast("status", "--host", host, "--json")
+    check("A's session is kept for a command that names A", code == 0 and media(out).get("title") == "On A", text)
+    code, out, text = cast("status", "--json")
+    check("... and is then the one used most recently", code == 0 and media(out).get("title") == "On A", text)
+
+    code, out, text = cast("devices", "--host", host, "--host", host_b, "--json")
+    listed = {d.get("port"): d for d in (out or {}).get("devices", [])}
+    check("devices --json: what each device plays",
+          code == 0 and (listed.get(port, {}).get("media") or {}).get("title") == "On A"
+          and (listed.get(other, {}).get("media") or {}).get("title") == "On B", text)
+    check("devices --json: real capabilities for a static host on another port (no guessed group)",
+          listed.get(other, {}).get("capabilities") == ["video", "audio"]
+          and listed.get(other, {}).get("model") == "Chromecast", listed.get(other))
+
+    # Another program (its own state) replaces B's app with a non-media app.
+    elsewhere = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-other-", dir=STATE))
+    code, _, text = cast("launch", "E0C40001", "--host", host_b, env=elsewhere)
+    check("another program launches a non-media app on B", code == 0, text)
+    code, out, text = cast("status", "--host", host_b, "--json")
+    check("status on a non-media app: the app, media null, exit 0",
+          code == 0 and ((out or {}).get("app") or {}).get("id") == "E0C40001" and out.get("media") is None, text)
+    code, out, text = cast("pause", "--host", host_b, "--json")
+    check("pause on a non-media app exits 5 and says the app plays no media",
+          code == 5 and "plays no media" in json.dumps(out), text)
+    code, out, text = cast("leave", "--host", host_b)
+    check("leave says it left and the app keeps running", code == 0 and "keeps running" in text, text)
+    code, out, text = cast("app", "stop", "--host", host_b)
+    check("app stop says it stopped the app", code == 0 and "stopped the app Echo" in text, text)
+    code, out, text = cast("stop", "--host", host)
+    check("stop says the media stopped and the app keeps running",
+          code == 0 and "stopped playback" in text and "keeps running" in text, text)
+    cast("app", "stop", "--host", host)
 
 
 def custom_channels(port):
@@ -214,6 +274,7 @@ def main():
         port = start_receiver("--default-duration", "600")
         commands(port)
         errors(port)
+        named_devices(port)
         demo()
         custom_channels(port)
         mini_controller(port)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Third-party interop: pychromecast 14.0.10 from PyPI drives a whole session against cast-receiver.
-# Prints the script's checks and `N passed, M failed` last; exits non-zero on any failure.
-set -euo pipefail
+# Third-party interop against cast-receiver, with pychromecast 14.0.10 from PyPI:
+#  1. pychromecast drives a whole session (pychromecast_session.py);
+#  2. pychromecast starts a session and the `cast` binary observes and controls it (pychromecast_join.py).
+# Each runs against its own emulator. Prints every check and `N passed, M failed` (both summed) last; exits
+# non-zero on any failure.
+set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 venv=.build/interop-venv
@@ -9,12 +12,46 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pychromecast" 
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check pychromecast==14.0.10
 fi
-swift build --product cast-receiver >/dev/null
+swift build --product cast-receiver >/dev/null && swift build --product cast >/dev/null || exit 1
 out=$(mktemp)
-.build/debug/cast-receiver --no-mdns --port 0 --wire-log .build/interop-wire.jsonl >"$out" 2>&1 &
-receiver=$!
-trap 'kill -INT $receiver 2>/dev/null || true; wait $receiver 2>/dev/null || true; rm -f "$out"' EXIT
-for _ in $(seq 1 200); do grep -q "ready" "$out" && break; sleep 0.05; done
-port=$(grep -o 'on 127.0.0.1:[0-9]*' "$out" | head -1 | cut -d: -f2)
-[ -n "$port" ] || { echo "interop: cast-receiver did not start:"; cat "$out"; exit 1; }
-timeout 180 "$venv/bin/python" Tools/interop/pychromecast_session.py 127.0.0.1 "$port"
+receiver=
+trap 'rm -f "$out"' EXIT
+passed=0
+failed=0
+status=0
+
+# Starts an emulator; sets $port.
+start_receiver() {
+    .build/debug/cast-receiver --no-mdns --port 0 --wire-log ".build/interop-$1.jsonl" >"$out" 2>&1 &
+    receiver=$!
+    for _ in $(seq 1 200); do grep -q "ready" "$out" && break; sleep 0.05; done
+    port=$(grep -o 'on 127.0.0.1:[0-9]*' "$out" | head -1 | cut -d: -f2)
+    [ -n "$port" ] || { echo "interop: cast-receiver did not start:"; cat "$out"; exit 1; }
+}
+
+stop_receiver() {
+    kill -INT "$receiver" 2>/dev/null || true
+    wait "$receiver" 2>/dev/null || true
+}
+
+# Runs one script, echoing its output and adding its closing counts.
+run() {
+    local log
+    log=$(mktemp)
+    timeout 180 "$venv/bin/python" "$@" | tee "$log" || status=1
+    local line
+    line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log" | tail -1)
+    rm -f "$log"
+    [ -n "$line" ] || { echo "FAIL $1 ended without its counts"; failed=$((failed + 1)); status=1; return; }
+    passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
+    failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+}
+
+start_receiver session
+run Tools/interop/pychromecast_session.py 127.0.0.1 "$port"
+stop_receiver
+start_receiver join
+run Tools/interop/pychromecast_join.py .build/debug/cast 127.0.0.1 "$port"
+stop_receiver
+echo "$passed passed, $failed failed"
+[ "$status" = 0 ] && [ "$failed" = 0 ]

@@ -389,6 +389,7 @@ public final class SessionManager: Sendable {
 
     /// Joins a session a previous process stored, if the receiver still runs it.
     ///
+    /// Sessions are stored when they start and again on every resume, so "most recent" is the one used last.
     /// Without `candidates`, the most recently stored session is resumed on its device. With `candidates` (the
     /// devices the user named), only they are tried: a session stored for one of them first; otherwise the most
     /// recent session, in case it moved to one of them (a streaming transfer: the candidate runs the same session
