@@ -63,6 +63,13 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
         )
     }
 
+    /// Whether the name is only the address (`HOST`, `HOST:PORT`, `[V6]:PORT`), as for `--host` entries.
+    var isNamedByAddress: Bool {
+        let name = friendlyName
+        return name.isEmpty || addresses.contains { name == $0.ip || name == $0.connectableHost }
+            || name == host || name == "\(host):\(port)" || name == "[\(host)]:\(port)"
+    }
+
     /// The address to connect to: the first IPv4 address, else the first address, else the host name.
     public var host: String {
         addresses.first(where: { !$0.isIPv6 })?.connectableHost ?? addresses.first?.connectableHost ?? hostName ?? ""
@@ -74,10 +81,11 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
         capabilities.contains(.multizoneGroup) || modelName == "Google Cast Group"
     }
 
-    /// Takes what the device said about itself (``DeviceInfo``) over what the address alone told: the name,
-    /// model and capabilities of a static entry. The ``id`` stays, so the entry keeps its identity.
+    /// Takes what the device said about itself (``DeviceInfo``) over what the address alone told: the model and
+    /// capabilities, and the name unless a person gave one (a name that is just the address is replaced). The
+    /// ``id`` stays, so the entry keeps its identity.
     public mutating func apply(_ info: DeviceInfo) {
-        if let name = info.friendlyName, !name.isEmpty { friendlyName = name }
+        if let name = info.friendlyName, !name.isEmpty, isNamedByAddress { friendlyName = name }
         if let model = info.modelName, !model.isEmpty { modelName = model }
         if let capabilities = info.capabilities { self.capabilities = capabilities }
     }

@@ -38,33 +38,33 @@ struct StaticDeviceTests {
     @Test("an unreachable static device is not listed and is tried again on the scheduler until it answers")
     func unreachableStaticDeviceIsRetried() async throws {
         let scheduler = ManualDiscoveryScheduler()
+        // The device listens from the start but refuses connections until the retry: its port stays ours, so no
+        // other test running in parallel can take it.
         var configuration = DeviceConfiguration(friendlyName: "Late", port: 0)
-        // Find a free port, then leave it closed until the retry.
-        let probe = try CastReceiverEmulator(devices: [configuration])
-        try await probe.start()
-        let port = probe.devices[0].port
-        await probe.stop()
-        configuration.port = port
+        configuration.faults.refusesConnections = true
+        try await withCastReceiverEmulator(devices: [configuration]) { emulator in
+            let device = emulator.devices[0]
+            let port = device.port
+            try await withDiscovery(
+                scheduler: scheduler,
+                configure: { configuration in
+                    configuration.browsesMulticastDNS = false
+                    configuration.staticDevices = [.staticDevice(host: "127.0.0.1", port: port)]
+                    configuration.staticRetryInterval = .seconds(30)
+                    configuration.probeTimeout = .seconds(2)
+                }
+            ) { manager, log in
+                await withDeadlineOrFail(.seconds(15), "the retry timer") { await scheduler.waitForTimers(count: 1) }
+                #expect(scheduler.pendingDelays == [.seconds(30)])
+                #expect(manager.devices.isEmpty)
+                #expect(!manager.hasDiscoveredDevices)
 
-        try await withDiscovery(
-            scheduler: scheduler,
-            configure: { configuration in
-                configuration.browsesMulticastDNS = false
-                configuration.staticDevices = [.staticDevice(host: "127.0.0.1", port: port)]
-                configuration.staticRetryInterval = .seconds(30)
-                configuration.probeTimeout = .seconds(2)
-            }
-        ) { manager, log in
-            await withDeadlineOrFail(.seconds(15), "the retry timer") { await scheduler.waitForTimers(count: 1) }
-            #expect(scheduler.pendingDelays == [.seconds(30)])
-            #expect(manager.devices.isEmpty)
-            #expect(!manager.hasDiscoveredDevices)
-
-            try await withCastReceiverEmulator(devices: [configuration]) { _ in
+                device.setFaults(FaultInjection())
                 scheduler.advance(by: .seconds(30))
                 let added = try await log.first("the static device after the retry") { $0.isAdded }
                 #expect(added.device?.port == port)
                 #expect(added.device?.isStatic == true)
+                #expect(added.device?.friendlyName == "Late", "the device's own name replaces the bare address")
             }
         }
     }
@@ -72,16 +72,11 @@ struct StaticDeviceTests {
     @Test("a listed static device is probed again on the scheduler: removed when it stops answering, back when it does")
     func listedStaticDeviceIsReprobed() async throws {
         let scheduler = ManualDiscoveryScheduler()
-        // A fixed port, so the device comes back where the static entry points.
-        var configuration = DeviceConfiguration(friendlyName: "Flaky", port: 0)
-        let finder = try CastReceiverEmulator(devices: [configuration])
-        try await finder.start()
-        let port = finder.devices[0].port
-        await finder.stop()
-        configuration.port = port
-
+        // The device keeps its port throughout (no other test can take it); "gone" is refusing connections.
+        let configuration = DeviceConfiguration(friendlyName: "Flaky", port: 0)
         try await withCastReceiverEmulator(devices: [configuration]) { emulator in
             let device = emulator.devices[0]
+            let port = device.port
             try await withDiscovery(
                 scheduler: scheduler,
                 configure: { configuration in
@@ -106,7 +101,9 @@ struct StaticDeviceTests {
                 #expect(manager.devices.map(\.id) == [id])
 
                 // Gone: the next re-probe fails and the device is removed at once; probing carries on.
-                await device.stop()
+                var refusing = FaultInjection()
+                refusing.refusesConnections = true
+                device.setFaults(refusing)
                 scheduler.advance(by: .seconds(30))
                 let removed = try await log.first("the removal of the silent device") { $0.isRemoved }
                 #expect(removed.device?.id == id)
@@ -118,8 +115,7 @@ struct StaticDeviceTests {
                 #expect(scheduler.pendingDelays == [.seconds(30)])
 
                 // Back: the next probe lists it again.
-                try await device.start()
-                #expect(device.port == port)
+                device.setFaults(FaultInjection())
                 scheduler.advance(by: .seconds(30))
                 try await waitUntil("the device to be added again") { log.events.filter(\.isAdded).count == 2 }
                 #expect(log.events.map(\.isAdded) == [true, false, true])
