@@ -201,19 +201,27 @@ struct CLIRuntime: Sendable {
         var configuration = DiscoveryManager.Configuration()
         configuration.staticDevices = options.staticDevices
         configuration.criteria = profile.discoveryCriteria
-        let manager = DiscoveryManager(configuration: configuration, logger: logger)
-        let events = manager.events()
+        var manager = DiscoveryManager(configuration: configuration, logger: logger)
         var problem: String?
+        var until = until
         do {
             try manager.start()
         } catch {
             problem = "\(error)"
             // Nothing to wait for: no daemon to browse, no static device to probe.
             if options.staticDevices.isEmpty { return ([], problem) }
+            // Static devices need no daemon: probe them alone, and stop waiting once all of them answered.
+            configuration.browsesMulticastDNS = false
+            manager = DiscoveryManager(configuration: configuration, logger: logger)
+            try? manager.start()
+            let (wanted, count) = (until, options.staticDevices.count)
+            until = { devices in wanted(devices) || devices.count == count }
         }
+        let events = manager.events()
         let deadline = ContinuousClock.now + .milliseconds(Int64(discoveryWait * 1000))
-        await withTaskGroup(of: Void.self) { group in
+        await withTaskGroup(of: Void.self) { [manager, until] group in
             group.addTask {
+                if until(manager.devices) { return }
                 for await _ in events where until(manager.devices) { return }
             }
             group.addTask { try? await Task.sleep(until: deadline) }

@@ -23,7 +23,11 @@ extension CLIRuntime {
             do {
                 return try await context.sessionManager.joinSession(on: device)
             } catch let error as CastSessionError where error.code == .noApplicationRunning {
-                throw CLIError.idle(device.friendlyName)
+                // The error names the device as it calls itself.
+                throw CLIError(
+                    .nothingToControl,
+                    error.message + ": nothing to control; start something with 'cast play URL'"
+                )
             }
         }
     }
@@ -109,16 +113,5 @@ extension CLIRuntime {
         } catch {
             throw runtime.fail(error)
         }
-    }
-}
-
-extension CLIError {
-    /// Exit 5: the device runs nothing to control.
-    static func idle(_ deviceName: String) -> CLIError {
-        CLIError(
-            .nothingToControl,
-            "\(deviceName) is idle: no app is running, so there is nothing to control; start something with "
-                + "'cast play URL'"
-        )
     }
 }

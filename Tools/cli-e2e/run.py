@@ -158,6 +158,15 @@ def named_devices(port):
           listed.get(other, {}).get("capabilities") == ["video", "audio"]
           and listed.get(other, {}).get("model") == "Chromecast", listed.get(other))
 
+    # No device named and no saved session (a fresh state): the only configured device, or a list to choose from.
+    fresh = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-fresh-", dir=STATE), CAST_DEVICES=host)
+    code, out, text = cast("status", "--json", env=fresh)
+    check("no name, no saved session, one device: its status", code == 0 and media(out).get("title") == "On A", text)
+    fresh["CAST_DEVICES"] = f"{host},{host_b}"
+    code, out, text = cast("pause", env=fresh)
+    check("no name, no saved session, two devices: exit 2 listing what each plays",
+          code == 2 and "choose one with --device" in text and "On A" in text and "On B" in text, text)
+
     # Another program (its own state) replaces B's app with a non-media app.
     elsewhere = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-other-", dir=STATE))
     code, _, text = cast("launch", "E0C40001", "--host", host_b, env=elsewhere)
