@@ -203,6 +203,29 @@ import Testing
         }
     }
 
+    @Test func setsTheVolumeOfAnIdleDeviceWithoutAnApp() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let observer = DeviceObserver(device: device.castDevice, options: testOptions { $0.volumeStep = 0.1 })
+            await #expect {
+                try await observer.setVolume(0.5)
+            } throws: { ($0 as? CastSessionError)?.code == .notConnected }
+            try await observer.start()
+            try await observer.setVolume(0.4)
+            #expect(device.volume.level == 0.4)
+            #expect(observer.activity?.deviceStatus.volumeLevel == 0.4)
+            try await observer.adjustVolume(bySteps: -2)
+            #expect(abs(device.volume.level - 0.2) < 1e-9)
+            try await observer.setMuted(true)
+            #expect(device.volume.muted)
+            await #expect {
+                try await observer.setVolume(1.5)
+            } throws: { ($0 as? CastSessionError)?.code == .invalidArgument }
+            #expect(device.runningApp.isIdleScreen, "no app was launched")
+            await observer.stop()
+        }
+    }
+
     @Test func reconnectsAfterTheConnectionDrops() async throws {
         try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
             let device = emulator.devices[0]

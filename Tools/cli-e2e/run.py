@@ -136,7 +136,10 @@ def named_devices(port):
     check("pause on an idle device exits 5 (nothing to control)",
           code == 5 and ((out or {}).get("error") or {}).get("kind") == "nothing-to-control", text)
     code, out, text = cast("volume", "0.5", "--host", host_b, "--json")
-    check("a control command on an idle device does not touch the saved session's device", code == 5, text)
+    check("volume on an idle device sets it there (no app needed), not on the saved session's device",
+          code == 0 and ((out or {}).get("device") or {}).get("volume") == 0.5 and out.get("app") is None, text)
+    code, out, text = cast("status", "--host", host, "--json")
+    check("... and A's volume is untouched", code == 0 and ((out or {}).get("device") or {}).get("volume") != 0.5, text)
 
     code, out, text = cast("play", "--host", host_b, URL_B, "--title", "On B", "--detach", "--json")
     check("play --host B plays on B while A's session is saved",

@@ -153,26 +153,92 @@ struct VolumeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let change = Self.parse(value)!
-        try await DeviceControl.run(global) { session in
+        try await DeviceControl.run(global) { target in
             switch change {
-            case .level(let level): try await session.setDeviceVolume(level)
-            case .steps(let steps): try await session.adjustDeviceVolume(bySteps: steps)
+            case .level(let level): try await target.setVolume(level)
+            case .steps(let steps): try await target.adjustVolume(bySteps: steps)
             }
         }
     }
 }
 
 /// Runs a device-volume command (volume, mute, unmute — they act on the device, like the volume keys) on the
-/// resumed session, then prints the resulting state.
+/// session to control, or straight on an idle device (volume needs no app), then prints the resulting state.
 enum DeviceControl {
     static func run(
         _ global: GlobalOptions,
-        _ action: @escaping @Sendable (CastSession) async throws -> Void
+        _ action: @escaping @Sendable (VolumeTarget) async throws -> Void
     ) async throws {
-        try await CLIRuntime.withControlledSession(global) { runtime, session in
-            try await action(session)
+        let runtime = try CLIRuntime(global)
+        do {
+            let context = runtime.makeContext()
+            switch try await runtime.target(context) {
+            case .session(let session):
+                try await control(session, context, runtime, action)
+            case .device(let device):
+                let observer = DeviceObserver(device: device, options: runtime.options, logger: runtime.logger)
+                let activity = try await observer.start()
+                if activity.isIdle {
+                    do {
+                        try await action(.device(observer))
+                    } catch {
+                        await observer.stop()
+                        throw error
+                    }
+                    runtime.printStatus(observer.activity ?? activity)
+                    await observer.stop()
+                } else {
+                    await observer.stop()
+                    let session = try await context.sessionManager.joinSession(on: device)
+                    try await control(session, context, runtime, action)
+                }
+            }
+        } catch {
+            throw runtime.fail(error)
+        }
+    }
+
+    private static func control(
+        _ session: CastSession,
+        _ context: CastContext,
+        _ runtime: CLIRuntime,
+        _ action: @Sendable (VolumeTarget) async throws -> Void
+    ) async throws {
+        do {
+            try await action(.session(session))
             if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
             runtime.printStatus(session)
+        } catch {
+            await context.sessionManager.endSession(stopCasting: false)
+            throw error
+        }
+        await context.sessionManager.endSession(stopCasting: false)
+    }
+}
+
+/// Where a volume command goes: a session's device, or an idle device observed directly.
+enum VolumeTarget: Sendable {
+    case session(CastSession)
+    case device(DeviceObserver)
+
+    func setVolume(_ level: Double) async throws {
+        switch self {
+        case .session(let session): try await session.setDeviceVolume(level)
+        case .device(let observer): try await observer.setVolume(level)
+        }
+    }
+
+    func adjustVolume(bySteps steps: Int) async throws {
+        switch self {
+        case .session(let session): try await session.adjustDeviceVolume(bySteps: steps)
+        case .device(let observer): try await observer.adjustVolume(bySteps: steps)
+        }
+    }
+
+    func setMuted(_ muted: Bool) async throws {
+        switch self {
+        case .session(let session): try await session.setDeviceMuted(muted)
+        case .device(let observer): try await observer.setMuted(muted)
         }
     }
 }
@@ -184,7 +250,7 @@ struct MuteCommand: AsyncParsableCommand {
         discussion: "Example: cast mute"
     )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await DeviceControl.run(global) { try await $0.setDeviceMuted(true) } }
+    func run() async throws { try await DeviceControl.run(global) { try await $0.setMuted(true) } }
 }
 
 struct UnmuteCommand: AsyncParsableCommand {
@@ -194,7 +260,7 @@ struct UnmuteCommand: AsyncParsableCommand {
         discussion: "Example: cast unmute"
     )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await DeviceControl.run(global) { try await $0.setDeviceMuted(false) } }
+    func run() async throws { try await DeviceControl.run(global) { try await $0.setMuted(false) } }
 }
 
 struct NextCommand: AsyncParsableCommand {

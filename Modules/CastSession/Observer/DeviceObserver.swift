@@ -39,7 +39,8 @@ public struct DeviceActivity: Sendable {
 
 /// Follows what one device is doing without starting or joining a session (a GCK sender's Cast dialog, Home
 /// Assistant's cast integration): a virtual connection to `receiver-0` for RECEIVER_STATUS and, while a media
-/// app runs, one to the app for MEDIA_STATUS. It never launches, stops or controls anything.
+/// app runs, one to the app for MEDIA_STATUS. It never launches, stops or controls an app; it can set the
+/// device's volume, which needs none.
 ///
 /// ```swift
 /// let observer = DeviceObserver(device: device)
@@ -179,6 +180,56 @@ public final class DeviceObserver: Sendable {
         for task in tasks { task.cancel() }
         await connection?.close()
         broadcaster.finish()
+    }
+
+    // MARK: - Device controls (no app needed)
+
+    /// Sets the device volume, 0…1, as the device's own volume keys do: it needs no app and no session.
+    ///
+    /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/invalidArgument``,
+    ///   ``CastSessionError/Code/notConnected`` (not started), ``CastSessionError/Code/timedOut``.
+    public func setVolume(_ level: Double) async throws {
+        guard (0...1).contains(level) else {
+            throw CastSessionError(.invalidArgument, "volume \(level) is outside 0…1")
+        }
+        try await receiverCommand(["type": "SET_VOLUME", "volume": ["level": .number(level)]])
+    }
+
+    /// Mutes or unmutes the device.
+    public func setMuted(_ muted: Bool) async throws {
+        try await receiverCommand(["type": "SET_VOLUME", "volume": ["muted": .bool(muted)]])
+    }
+
+    /// Moves the volume by `steps` steps of ``CastOptions/volumeStep`` or the receiver's `stepInterval`.
+    public func adjustVolume(bySteps steps: Int) async throws {
+        let status = state.withLock { $0.deviceStatus }
+        let step = options.volumeStep ?? status?.volumeStepInterval ?? 0.05
+        let level = min(1, max(0, (status?.volumeLevel ?? 0.5) + Double(steps) * step))
+        try await setVolume((level * 1000).rounded() / 1000)
+    }
+
+    private func receiverCommand(_ payload: JSONValue) async throws {
+        guard let connection = state.withLock({ $0.isStopped ? nil : $0.connection }) else {
+            throw CastSessionError(.notConnected, "the observer is not connected; start it first")
+        }
+        let reply: JSONValue
+        do {
+            reply = try await connection.request(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: payload
+            ).json()
+        } catch {
+            throw SessionManager.sessionError(error)
+        }
+        guard reply["type"]?.stringValue == "RECEIVER_STATUS" else {
+            throw CastSessionError(
+                .invalidResponse,
+                "the receiver answered \(reply["type"]?.stringValue ?? "nothing")",
+                receiverReason: reply["reason"]?.stringValue
+            )
+        }
+        await apply(DeviceStatus(json: reply), on: connection)
     }
 
     // MARK: - Following
