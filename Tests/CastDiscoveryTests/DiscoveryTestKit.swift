@@ -123,7 +123,7 @@ final class EventLog: Sendable {
 
     /// The first event (already seen or still to come) matching `predicate`, within `limit`.
     func first(
-        within limit: Duration = .seconds(15),
+        within limit: Duration = .seconds(60),
         _ what: String,
         where predicate: @escaping @Sendable (DiscoveryEvent) -> Bool
     ) async throws -> DiscoveryEvent {
@@ -196,7 +196,7 @@ final class LogCapture: Sendable {
     }
 
     /// The first message containing `needle`, within `limit`.
-    func message(containing needle: String, within limit: Duration = .seconds(15)) async throws -> String {
+    func message(containing needle: String, within limit: Duration = .seconds(60)) async throws -> String {
         let found: String? = try await withDeadline(limit, "a log message containing '\(needle)'") {
             let id = UUID()
             return await withTaskCancellationHandler {

@@ -172,7 +172,7 @@ struct StaticDeviceTests {
 }
 
 /// Waits (bounded) until `condition` holds; for state that has no event of its own, such as a closed connection.
-func waitUntil(_ what: String, within limit: Duration = .seconds(15), _ condition: @escaping @Sendable () -> Bool)
+func waitUntil(_ what: String, within limit: Duration = .seconds(60), _ condition: @escaping @Sendable () -> Bool)
     async throws
 {
     try await withDeadline(limit, what) {

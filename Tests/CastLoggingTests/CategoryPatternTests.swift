@@ -43,14 +43,12 @@ struct CategoryPatternTests {
 
     @Test("pathological globs run in linear-ish time", .timeLimit(.minutes(1)))
     func pathological() {
+        // Backtracking would take astronomically long on this input: the time limit is the guard.
         let pattern: CategoryPattern = "a*a*a*a*b"
         let noMatch = String(repeating: "a", count: 100_000)
         let match = noMatch + "b"
-        let elapsed = ContinuousClock().measure {
-            #expect(!pattern.matches(noMatch))
-            #expect(pattern.matches(match))
-        }
-        #expect(elapsed < .seconds(2))
+        #expect(!pattern.matches(noMatch))
+        #expect(pattern.matches(match))
     }
 
     @Test("literal detection")

@@ -141,7 +141,7 @@ final class TestTime: Sendable {
 }
 
 /// The first `count` elements of `stream`, failing after `seconds` (a deadline, not a sleep).
-func take<Element: Sendable>(_ count: Int, from stream: AsyncStream<Element>, within seconds: Double = 5) async throws
+func take<Element: Sendable>(_ count: Int, from stream: AsyncStream<Element>, within seconds: Double = 60) async throws
     -> [Element]
 {
     try await withThrowingTaskGroup(of: [Element]?.self) { group in

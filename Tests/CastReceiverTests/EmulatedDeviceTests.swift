@@ -100,7 +100,7 @@ struct EmulatedDeviceReceiverTests {
             #expect(device.runningApp.launch?.language == "en-US")
 
             // The other sender learns about it from a requestId-0 broadcast to `*`.
-            let broadcast = try await other.inbox.first(within: .seconds(5), "the RECEIVER_STATUS broadcast") {
+            let broadcast = try await other.inbox.first(within: .seconds(60), "the RECEIVER_STATUS broadcast") {
                 $0.namespace == CastNamespace.receiver && (try? $0.json())?["requestId"] == 0
             }
             #expect(broadcast.destinationID == CastEndpoint.broadcast)

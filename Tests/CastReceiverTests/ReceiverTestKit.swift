@@ -75,7 +75,7 @@ final class Inbox<Element: Sendable>: Sendable {
 
     /// Takes the oldest unclaimed element matching `predicate`, waiting for one up to `timeout`.
     func first(
-        within timeout: Duration = .seconds(5),
+        within timeout: Duration = .seconds(60),
         _ what: String = "a matching message",
         where predicate: @escaping @Sendable (Element) -> Bool = { _ in true }
     ) async throws -> Element {
@@ -110,7 +110,7 @@ extension Inbox where Element == CastMessage {
     /// The oldest unclaimed JSON message on `namespace` whose payload satisfies `predicate`.
     func json(
         on namespace: String? = nil,
-        within timeout: Duration = .seconds(5),
+        within timeout: Duration = .seconds(60),
         _ what: String = "a matching message",
         where predicate: @escaping @Sendable (JSONValue) -> Bool = { _ in true }
     ) async throws -> JSONValue {
@@ -124,7 +124,7 @@ extension Inbox where Element == CastMessage {
     }
 
     /// The oldest unclaimed message carrying `requestId`.
-    func reply(to requestId: Int, within timeout: Duration = .seconds(5)) async throws -> CastMessage {
+    func reply(to requestId: Int, within timeout: Duration = .seconds(60)) async throws -> CastMessage {
         try await first(within: timeout, "the reply to request \(requestId)") { message in
             (try? message.json())?["requestId"]?.intValue == requestId
         }
@@ -174,7 +174,7 @@ struct TestSender: Sendable {
     }
 
     /// A request to `receiver-0`; returns the reply's JSON.
-    func receiver(_ payload: JSONValue, timeout: Duration = .seconds(5)) async throws -> JSONValue {
+    func receiver(_ payload: JSONValue, timeout: Duration = .seconds(60)) async throws -> JSONValue {
         try await connection.request(
             namespace: CastNamespace.receiver,
             to: CastEndpoint.receiver,
@@ -199,7 +199,7 @@ struct TestSender: Sendable {
     }
 
     /// A request on the media namespace to `transportID`; returns the reply's JSON.
-    func media(_ payload: JSONValue, to transportID: String, timeout: Duration = .seconds(5)) async throws -> JSONValue
+    func media(_ payload: JSONValue, to transportID: String, timeout: Duration = .seconds(60)) async throws -> JSONValue
     {
         try await connection.request(
             namespace: CastNamespace.media,
@@ -255,7 +255,7 @@ func expectTransportError<R>(
 
 /// Waits (bounded) until `condition` holds; for state that I/O on another thread changes (not for time passing).
 func waitUntil(
-    within timeout: Duration = .seconds(5),
+    within timeout: Duration = .seconds(60),
     _ what: String,
     _ condition: () -> Bool
 ) async throws {

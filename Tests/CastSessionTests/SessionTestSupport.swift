@@ -76,7 +76,7 @@ extension EmulatedDevice {
 /// Waits for the first event matching `predicate`, failing after `seconds` (a deadline, not a sleep).
 func next<Element: Sendable>(
     _ stream: AsyncStream<Element>,
-    within seconds: Double = 10,
+    within seconds: Double = 60,
     where predicate: @escaping @Sendable (Element) -> Bool
 ) async throws -> Element {
     try await withThrowingTaskGroup(of: Element?.self) { group in
@@ -246,7 +246,7 @@ extension SessionEvent {
 
 /// Waits for the next session event called `name`.
 @discardableResult
-func nextEvent(_ events: AsyncStream<SessionEvent>, _ name: String, within seconds: Double = 10) async throws
+func nextEvent(_ events: AsyncStream<SessionEvent>, _ name: String, within seconds: Double = 60) async throws
     -> SessionEvent
 {
     try await next(events, within: seconds) { $0.name == name }

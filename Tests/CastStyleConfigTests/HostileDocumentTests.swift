@@ -109,19 +109,14 @@ struct HostileDocumentTests {
 
     @Test("billion laughs is rejected before any expansion", .timeLimit(.minutes(1)))
     func billionLaughs() {
-        let clock = ContinuousClock()
-        let started = clock.now
         let error = expectConfigError(.entityDeclaration) { () throws(CastConfigError) in
             _ = try CastProfile(xml: Self.billionLaughs)
         }
-        #expect(error?.line == 3)
-        #expect(clock.now - started < .seconds(1))
+        #expect(error?.line == 3, "rejected by the prescan at the entity declaration, before libxml2 expands anything")
     }
 
     @Test("billion laughs stays harmless even with the prescan bypassed", .timeLimit(.minutes(1)))
     func billionLaughsWithoutPrescan() {
-        let clock = ContinuousClock()
-        let started = clock.now
         do {
             _ = try LibXML2Document.parse(
                 Array(Self.billionLaughs.utf8),
@@ -135,7 +130,7 @@ struct HostileDocumentTests {
             // libxml2's own amplification guard may fire first; otherwise the DTD check does.
             #expect(error.code == .entityDeclaration || error.code == .invalidXML, "\(error)")
         }
-        #expect(clock.now - started < .seconds(5))
+        // An expansion would never finish: the time limit above is the guard, not a wall-clock figure.
     }
 
     @Test("parameter entities are rejected too")
@@ -193,15 +188,13 @@ struct HostileDocumentTests {
         stat(path, &info)
         #expect(info.st_size > 100_000_000)
 
-        let clock = ContinuousClock()
-        let started = clock.now
         let error = expectConfigError(.tooLarge) { () throws(CastConfigError) in
             _ = try CastProfile(contentsOfFile: path)
         }
         #expect(error?.file == path)
+        // Rejected from its size alone (the message gives the limit, not a parse position): nothing was read.
         #expect(error?.message.contains("limit is 1048576 bytes") == true)
-        // Rejected from stat alone: far quicker than reading, let alone parsing, 100 MB.
-        #expect(clock.now - started < .milliseconds(500))
+        #expect(error?.line == nil)
     }
 
     @Test("an oversized in-memory document is rejected before parsing")

@@ -340,7 +340,7 @@ struct LoopbackHarness: Sendable {
     }
 
     func nextPeer(_ what: String = "an accepted connection") async throws -> LoopbackPeer {
-        try #require(try await accepted.next(within: .seconds(5), what))
+        try #require(try await accepted.next(within: .seconds(60), what))
     }
 
     func connectClient(
@@ -374,7 +374,7 @@ struct ConnectionCorrelationTests {
                 timeout: .milliseconds(200)
             )
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started >= .milliseconds(200), "not before its timeout")
         // The request did reach the server; the connection survives the timeout.
         let seen = try #require(try await peer.messages.next())
         #expect(seen.type == "GET_STATUS")
@@ -399,7 +399,7 @@ struct ConnectionCorrelationTests {
         await peer.connection.close()
 
         await expectTransportError(.connectionClosed) { try await pending.value }
-        let event = try #require(try await events.next(within: .seconds(5), "the disconnect event"))
+        let event = try #require(try await events.next(within: .seconds(60), "the disconnect event"))
         guard case .disconnected(let code) = event else {
             Issue.record("expected .disconnected, got \(event)")
             return
@@ -498,7 +498,7 @@ struct ConnectionCorrelationTests {
             payload: ["type": "CLOSE"],
             from: "app-7"
         )
-        let event = try #require(try await events.next(within: .seconds(5), "the virtual connection event"))
+        let event = try #require(try await events.next(within: .seconds(60), "the virtual connection event"))
         #expect(event == .virtualConnectionClosed(endpoint: "app-7"))
         #expect(client.virtualConnections == [CastEndpoint.receiver])
         // The CLOSE messages are still delivered to subscribers.

@@ -140,7 +140,7 @@ final class LockedLog<Element: Sendable>: Sendable {
 
 /// Races `body` against a deadline, so a missing event fails the test instead of hanging it.
 func withDeadline<T: Sendable>(
-    _ duration: Duration = .seconds(5),
+    _ duration: Duration = .seconds(60),
     _ what: String = "operation",
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
@@ -171,7 +171,7 @@ struct StreamReader<Element: Sendable>: Sendable {
     init(_ stream: AsyncStream<Element>) { self.stream = stream }
 
     /// The next element, `nil` when the stream finished; fails when nothing comes within `timeout`.
-    func next(within timeout: Duration = .seconds(5), _ what: String = "stream element") async throws -> Element? {
+    func next(within timeout: Duration = .seconds(60), _ what: String = "stream element") async throws -> Element? {
         let stream = self.stream
         return try await withDeadline(timeout, what) {
             var iterator = stream.makeAsyncIterator()
@@ -181,7 +181,7 @@ struct StreamReader<Element: Sendable>: Sendable {
 
     /// The first element matching `predicate`, skipping others; fails on the stream's end or the deadline.
     func first(
-        within timeout: Duration = .seconds(5),
+        within timeout: Duration = .seconds(60),
         _ what: String = "matching stream element",
         where predicate: @escaping @Sendable (Element) -> Bool
     ) async throws -> Element {
@@ -196,7 +196,7 @@ struct StreamReader<Element: Sendable>: Sendable {
     }
 
     /// Waits until the stream finishes and returns what it yielded meanwhile; fails at the deadline.
-    func remainingUntilEnd(within timeout: Duration = .seconds(5), _ what: String = "stream end") async throws
+    func remainingUntilEnd(within timeout: Duration = .seconds(60), _ what: String = "stream end") async throws
         -> [Element]
     {
         let stream = self.stream
