@@ -62,6 +62,12 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Flag(help: "Fault: use web-N transport ids that differ from session ids.") var webTransportIDs = false
     @Option(help: "Fault: split outgoing frames into TLS records of N bytes.") var chunkSize: Int?
     @Option(help: "Fault: send a malformed frame after N inbound messages.") var malformedAfter: Int?
+    @Option(help: "Fault: drop the connection when a message of TYPE (LAUNCH, LOAD, …) arrives, unhandled.")
+    var dropOn: String?
+    @Option(help: "Fault: act on the next message of TYPE, then drop the connection without replying.")
+    var loseReplyTo: String?
+    @Option(help: "Fault: end at most K connections with --close-after/--drop-on/--lose-reply-to, then behave.")
+    var dropLimit: Int?
 
     func validate() throws {
         guard devices >= 1 else { throw ValidationError("--devices must be at least 1") }
@@ -87,6 +93,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
         faults.transportIDDiffersFromSessionID = webTransportIDs
         faults.writesInChunksOf = chunkSize
         faults.sendsMalformedFrameAfterMessages = malformedAfter
+        faults.dropsOn = dropOn
+        faults.losesReplyTo = loseReplyTo
+        faults.dropLimit = dropLimit
 
         var apps: [EmulatedApp] = [.defaultMediaReceiver, .androidTV(id: androidTVAppID), .echo()]
         for item in echoApp {

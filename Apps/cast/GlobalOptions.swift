@@ -104,6 +104,9 @@ struct CLIRuntime: Sendable {
         logger = Logger(label: CastLogCategory.app)
 
         var options = profile.options
+        // A command rides through a dropped connection within its timeout: requests wait for the reconnection,
+        // and one the drop interrupted is sent again only when the receiver had not acted on it.
+        options.requestsWaitWhileSuspended = true
         options.staticDevices += global.staticDevices
         configure(&options)
         self.options = options

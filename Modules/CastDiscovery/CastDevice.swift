@@ -164,6 +164,9 @@ extension DeviceInfo {
             payload: ["type": "GET_STATUS"]
         ).json()
         guard let infoRequest else { return (status, nil) }
+        // Sent first, answered first by a receiver that knows it: then it is already here.
+        if let reply = infoRequest.arrivedReply { return (status, (try? reply.json()).flatMap(DeviceInfo.init(json:))) }
+        guard grace > .zero else { return (status, nil) }
         let info = await withTaskGroup(of: DeviceInfo?.self) { group in
             group.addTask { (try? await infoRequest.response().json()).flatMap(DeviceInfo.init(json:)) }
             group.addTask {

@@ -46,6 +46,8 @@ public final class EmulatedDevice: Sendable {
         var launchCount = 0
         var launches: [LaunchRecord] = []
         var faults: FaultInjection
+        /// Connections the drop faults ended so far (against ``FaultInjection/dropLimit``).
+        var drops = 0
         var mediaTimer: EmulatorTimer?
         var server: CastServer?
         var port: Int
@@ -263,7 +265,15 @@ public final class EmulatedDevice: Sendable {
         let outgoing: [Outgoing] = state.withLock { state in
             guard var peer = state.peers[id] else { return [] }
             peer.inboundCount += 1
-            if let limit = state.faults.closesAfterMessages, peer.inboundCount > limit {
+            let mayDrop = state.faults.dropLimit.map { state.drops < $0 } ?? true
+            let type =
+                state.faults.dropsOn == nil && state.faults.losesReplyTo == nil
+                ? nil : (try? message.json())?["type"]?.stringValue
+            let dropsNow =
+                state.faults.closesAfterMessages.map { peer.inboundCount > $0 } ?? false
+                || (type != nil && type == state.faults.dropsOn)
+            if dropsNow, mayDrop {
+                state.drops += 1
                 abort = peer.connection
                 state.peers[id] = peer
                 return []
@@ -272,14 +282,21 @@ public final class EmulatedDevice: Sendable {
                 malformed = peer.connection
             }
             state.peers[id] = peer
-            return handle(message, from: id, state: &state, now: now)
+            var outgoing = handle(message, from: id, state: &state, now: now)
+            if type != nil, type == state.faults.losesReplyTo, mayDrop {
+                // Acted on; the answer to this sender is lost with the connection.
+                state.drops += 1
+                abort = peer.connection
+                outgoing.removeAll { $0.connection === peer.connection }
+            }
+            return outgoing
         }
+        deliver(outgoing)
         if let abort {
             logger.debug("closing abruptly (fault)")
             abort.abort()
             return
         }
-        deliver(outgoing)
         if let malformed {
             // A length prefix promising 5 bytes followed by bytes that are no CastMessage.
             Task { try? await malformed.writeRawFrameBytes([0, 0, 0, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]) }

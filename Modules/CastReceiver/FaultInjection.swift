@@ -20,6 +20,17 @@ public struct FaultInjection: Sendable, Hashable {
     /// Send a malformed frame after this many inbound messages on a connection.
     public var sendsMalformedFrameAfterMessages: Int?
 
+    /// Drop the connection (no close_notify) when a message of this `type` arrives (`LAUNCH`, `LOAD`, …),
+    /// without acting on it: the request never took effect.
+    public var dropsOn: String?
+    /// Act on the next message of this `type`, then drop the connection without answering it: the reply is lost
+    /// in flight, as when Wi-Fi drops, and the sender cannot tell whether the request took effect. Other senders
+    /// still get the broadcasts it caused.
+    public var losesReplyTo: String?
+    /// How many connections the drop faults (``closesAfterMessages``, ``dropsOn``, ``losesReplyTo``) end before
+    /// the device behaves again, as after a brief outage; `nil` ends every connection that meets them.
+    public var dropLimit: Int?
+
     /// A well-behaved device.
     public init() {}
 }

@@ -129,7 +129,7 @@ import Testing
             // Known issue: the device answers a LAUNCH of the running app by joining it (as real devices do), and
             // SessionManager.establish does not STOP it first, so relaunchIfRunning yields the same session.
             #expect(secondSession.sessionID != firstSession.sessionID)
-            let ended = try await nextEvent(firstEvents, "didEnd", within: 2)
+            let ended = try await nextEvent(firstEvents, "didEnd", within: 60)
             #expect(ended.error?.code == .appStopped)
             await second.sessionManager.endSession(stopCasting: true)
             await first.sessionManager.endSession()

@@ -119,12 +119,12 @@ import Testing
     }
 
     @Test func aRequestWaitingForAResumeHonoursItsTimeout() async throws {
-        // A short request timeout (a wall-clock deadline); the session stays suspended until the test lets it
-        // resume, long after.
+        // A short request timeout (a wall-clock deadline, yet long enough for the session to start on a busy
+        // machine); the session stays suspended until the test lets it resume, long after.
         let sleeper = GatedSleeper()
         let options: (inout CastOptions) -> Void = {
             $0.requestsWaitWhileSuspended = true
-            $0.requestTimeout = .milliseconds(300)
+            $0.requestTimeout = .seconds(3)
         }
         try await withStartedSession(options: options, sleep: sleeper.sleep) { fixture in
             let client = fixture.client
@@ -134,7 +134,7 @@ import Testing
             let failures = Recorder<CastMediaError.Code>()
             let play = client.play()
             play.onFailure { failures.record($0.code) }
-            let early = try? await next(failures.stream, within: 5) { _ in true }
+            let early = try? await next(failures.stream, within: 60) { _ in true }
             #expect(early == .timedOut)
 
             fixture.device.setFaults(FaultInjection())
@@ -251,7 +251,7 @@ import Testing
                 }
             }
             let started = try #require(session)
-            let suspended = try await next(events, within: 10) { $0.name == "didSuspend" }
+            let suspended = try await next(events, within: 60) { $0.name == "didSuspend" }
             #expect(suspended.suspendReason == .heartbeatTimeout)
             #expect(started.connectionState == .suspended)
             let status = await mediaError(of: started.remoteMediaClient!.requestStatus())

@@ -448,6 +448,10 @@ struct TLSClientInteropTests {
         }
         // Not before the timeout (the peer never answers, so nothing else can end the handshake).
         #expect(ContinuousClock.now - started >= .milliseconds(250))
+        // The peer got our ClientHello (its read may trail our timeout on a busy machine).
+        try await withDeadline(.seconds(60), "the ClientHello to reach the silent peer") {
+            while raw.captured.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        }
         #expect(raw.captured.count == 1)
         await raw.close()
     }

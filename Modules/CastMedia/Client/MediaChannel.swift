@@ -22,9 +22,16 @@ public protocol MediaChannel: Sendable {
     ///
     /// - Throws: ``CastTransportError`` or ``CastMediaError`` when the request cannot be sent at all.
     func startMediaRequest(_ payload: JSONValue, timeout: Duration?) throws -> MediaReply
+
+    /// Whether every inbound media message — replies included — also reaches ``RemoteMediaClient/receive(_:)``,
+    /// in the order it arrived. The client then applies statuses in arrival order, so a reply whose request
+    /// finishes late never overwrites a newer status. CastSession's channel does; the default is `false`.
+    var deliversRepliesInOrder: Bool { get }
 }
 
 extension MediaChannel {
+    public var deliversRepliesInOrder: Bool { false }
+
     /// Sends a request and waits for its reply.
     public func sendMediaRequest(_ payload: JSONValue, timeout: Duration?) async throws -> JSONValue {
         try await startMediaRequest(payload, timeout: timeout).response()

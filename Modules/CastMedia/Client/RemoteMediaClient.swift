@@ -26,6 +26,10 @@ public enum RemoteMediaClientEvent: Sendable {
 public final class RemoteMediaClient: Sendable {
     private struct State {
         var status: MediaStatus?
+        /// The newest reply whose status was applied, and the newest reply ``receive(_:)`` has seen (with
+        /// ``MediaChannel/deliversRepliesInOrder``): together they put statuses in arrival order.
+        var appliedReplyID = 0
+        var receivedReplyID = 0
         var statusTime: Double = 0
         var nextRequestID = 1
         var inFlight: [String: MediaRequest] = [:]
@@ -114,7 +118,7 @@ public final class RemoteMediaClient: Sendable {
     public func receive(_ message: JSONValue) {
         switch message["type"]?.stringValue {
         case "MEDIA_STATUS":
-            apply(statusMessage: message)
+            apply(statusMessage: message, inArrivalOrder: true)
         case "QUEUE_CHANGE":
             let change = QueueChange(json: message)
             queue.apply(change)
@@ -139,11 +143,24 @@ public final class RemoteMediaClient: Sendable {
     }
 
     @discardableResult
-    private func apply(statusMessage message: JSONValue) -> MediaStatus? {
+    private func apply(statusMessage message: JSONValue, inArrivalOrder: Bool = false) -> MediaStatus? {
         let entries = message["status"]?.arrayValue ?? []
         let time = now()
         var parsed = entries.compactMap { try? MediaStatus(json: $0) }.first
-        let (previous, current) = state.withLock { state -> (MediaStatus?, MediaStatus?) in
+        let ordered = channel.deliversRepliesInOrder
+        let replyID = message["requestId"]?.intValue ?? 0
+        let outcome = state.withLock { state -> (previous: MediaStatus?, current: MediaStatus?)? in
+            if ordered {
+                // A reply is applied once, by whichever path sees it first, and never after a newer reply; an
+                // unsolicited status only once the in-order stream has caught up with every applied reply.
+                if inArrivalOrder, replyID > 0 { state.receivedReplyID = max(state.receivedReplyID, replyID) }
+                if replyID > 0 {
+                    guard replyID > state.appliedReplyID else { return nil }
+                    state.appliedReplyID = replyID
+                } else if state.appliedReplyID > state.receivedReplyID {
+                    return nil
+                }
+            }
             let previous = state.status
             if var status = parsed {
                 // Receivers send `media` only when it changes: carry it forward within a media session.
@@ -159,6 +176,8 @@ public final class RemoteMediaClient: Sendable {
             state.statusTime = time
             return (previous, parsed)
         }
+        // Superseded: the request still answers with its own status, which changes nothing here.
+        guard let (previous, current) = outcome else { return parsed }
         if previous?.mediaSessionID != current?.mediaSessionID { queue.invalidate() }
         if let current, current.items != nil,
             previous?.items != current.items || previous?.currentItemID != current.currentItemID

@@ -396,6 +396,8 @@ public final class DeviceObserver: Sendable {
 
 /// The media namespace of an observed app: requests go straight to its transport (no session to wait for).
 struct ObserverMediaChannel: MediaChannel {
+    /// The session (observer) feeds every media message from the app, replies included, to the client in order.
+    var deliversRepliesInOrder: Bool { true }
     let connection: CastConnection
     let transportID: String
 

@@ -481,6 +481,8 @@ final class SessionBox: Sendable {
 
 /// The media namespace of a session's app, as the RemoteMediaClient sees it.
 struct SessionMediaChannel: MediaChannel {
+    /// The session (observer) feeds every media message from the app, replies included, to the client in order.
+    var deliversRepliesInOrder: Bool { true }
     let connection: CastConnection
     let transportID: String
     let options: CastOptions
@@ -518,12 +520,136 @@ struct SessionMediaChannel: MediaChannel {
                 ).json()
             }
         }
-        let pending = try connection.startRequest(
+        // With waiting on, a request the connection drops under is carried through the reconnection: sent again
+        // only when the receiver had not acted on it (InterruptedRequest).
+        let ridesThrough = options.requestsWaitWhileSuspended
+        let before = box.session?.remoteMediaClient?.mediaStatus
+        let sentAt = ContinuousClock.now
+        let box = self.box
+        let pending: PendingReply
+        do {
+            pending = try connection.startRequest(
+                namespace: CastNamespace.media,
+                to: transportID,
+                payload: payload,
+                timeout: timeout
+            )
+        } catch let error as CastTransportError where ridesThrough && error.isConnectionLoss {
+            // Never sent: the connection is down and the session has not noticed yet.
+            guard let session = box.session else { throw error }
+            return MediaReply {
+                try await session.complete(
+                    InterruptedRequest(payload: payload, before: nil, elapsed: 0),
+                    wasSent: false,
+                    sentAt: sentAt,
+                    deadline: sentAt + timeout
+                )
+            }
+        }
+        return MediaReply {
+            do {
+                return try await pending.response().json()
+            } catch let error as CastTransportError where ridesThrough && error.isConnectionLoss {
+                guard let session = box.session else { throw error }
+                return try await session.complete(
+                    InterruptedRequest(payload: payload, before: before, elapsed: 0),
+                    wasSent: true,
+                    sentAt: sentAt,
+                    deadline: sentAt + timeout
+                )
+            }
+        }
+    }
+}
+
+extension CastTransportError {
+    /// Whether the connection went away under the request (as opposed to the receiver not answering in time).
+    var isConnectionLoss: Bool { code == .connectionClosed || code == .notConnected }
+}
+
+extension CastSession {
+    /// Finishes a media request the connection dropped under: waits (until `deadline`) for the session to
+    /// reconnect and resume, reads the media status again, and answers with it when the receiver had acted on
+    /// the request, or sends the request again when it had not.
+    ///
+    /// - Throws: ``CastMedia/CastMediaError`` — `.timedOut` (no resumption by the deadline), `.notConnected`
+    ///   (the session ended meanwhile), `.connectionLost` (whether the receiver acted on it cannot be told, so it
+    ///   is not repeated).
+    func complete(
+        _ request: InterruptedRequest,
+        wasSent: Bool,
+        sentAt: ContinuousClock.Instant,
+        deadline: ContinuousClock.Instant
+    ) async throws -> JSONValue {
+        let type = request.payload["type"]?.stringValue ?? "request"
+        guard await waitForReconnection(deadline: deadline) else {
+            if connectionState == .disconnected {
+                throw CastMediaError(.notConnected, "the session ended while \(type) waited for it to reconnect")
+            }
+            throw CastMediaError(.timedOut, "the session did not reconnect in time to finish \(type)")
+        }
+        let transportID = self.transportID
+        let statusReply = try await connection.request(
             namespace: CastNamespace.media,
             to: transportID,
-            payload: payload,
-            timeout: timeout
+            payload: ["type": "GET_STATUS"],
+            timeout: deadline - ContinuousClock.now
+        ).json()
+        var after = statusReply["status"]?.arrayValue?.compactMap { try? MediaStatus(json: $0) }.first
+        if after?.media == nil, let before = request.before, before.mediaSessionID == after?.mediaSessionID {
+            after?.media = before.media
+        }
+        var interrupted = request
+        let elapsed = (ContinuousClock.now - sentAt).components
+        interrupted.elapsed = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        let decision = wasSent ? interrupted.decide(after: after) : .resend(request.payload)
+        logger.debug(
+            "finishing an interrupted request",
+            metadata: ["cast.type": "\(type)", "cast.decision": "\(decision)"]
         )
-        return MediaReply { try await pending.response().json() }
+        switch decision {
+        case .applied:
+            return statusReply
+        case .resend(let payload):
+            return try await connection.request(
+                namespace: CastNamespace.media,
+                to: transportID,
+                payload: payload,
+                timeout: deadline - ContinuousClock.now
+            ).json()
+        case .unknown:
+            throw CastMediaError(
+                .connectionLost,
+                "the connection dropped before the receiver answered \(type), and whether it acted on it cannot be "
+                    + "told from its status; it was not sent again"
+            )
+        }
+    }
+
+    /// Waits until the session is connected over a live connection again: `false` when it ended instead, or at
+    /// `deadline`. The connection can be down while the session has not yet noticed (its events come after).
+    func waitForReconnection(deadline: ContinuousClock.Instant) async -> Bool {
+        let updates = connectionStateUpdates()
+        let connection = self.connection
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [weak self] in
+                guard let self else { return false }
+                if self.connectionState == .connected, connection.isConnected { return true }
+                for await state in updates {
+                    switch state {
+                    case .connected where connection.isConnected: return true
+                    case .disconnected: return false
+                    default: continue
+                    }
+                }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline)
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
+        }
     }
 }

@@ -122,7 +122,7 @@ public final class SessionManager: Sendable {
         try claimStart()
         emit(.willStart(device))
         do {
-            let session = try await establish(with: device, mode: .launch)
+            let session = try await establishRidingThroughDrops(with: device, mode: .launch)
             state.withLock { state in
                 state.current = session
                 state.isStarting = false
@@ -151,7 +151,10 @@ public final class SessionManager: Sendable {
         try claimStart()
         emit(.willStart(device))
         do {
-            let session = try await establish(with: device, mode: .joinRunning(applicationID: applicationID))
+            let session = try await establishRidingThroughDrops(
+                with: device,
+                mode: .joinRunning(applicationID: applicationID)
+            )
             state.withLock { state in
                 state.current = session
                 state.isStarting = false
@@ -176,18 +179,53 @@ public final class SessionManager: Sendable {
         }
     }
 
-    /// How long session start waits for a static device's `DEVICE_INFO` after its status: a device that answers
-    /// does so in the same round trip, and one that does not must not slow every command down.
-    static let deviceInfoGrace: Duration = .milliseconds(100)
+    /// How long session start waits for a static device's `DEVICE_INFO` after its status: not at all. A device
+    /// that answers does so before the status (it was asked first), and one that does not must not slow every
+    /// command down.
+    static let deviceInfoGrace: Duration = .zero
 
     /// What ``establish(with:mode:)`` does once it knows what the device runs.
-    private enum EstablishMode {
+    private enum EstablishMode: Equatable {
         /// Launch the options' app (or join it when it runs and relaunching is off).
         case launch
+        /// Join the options' app when it runs, else launch it (never relaunch): a retry after a drop.
+        case launchOrJoin
         /// Join the session with this id (and app, when known); fail when it no longer runs.
         case resume(sessionID: String, applicationID: String?)
         /// Join whatever app runs (or only `applicationID`); fail when the device is idle.
         case joinRunning(applicationID: String?)
+    }
+
+    /// ``establish(with:mode:)``, carried through connections that drop after they were made (as Wi-Fi does):
+    /// connects again with the reconnect policy's backoff, within the connect and launch timeouts together. A
+    /// LAUNCH the receiver may have accepted before the drop is not repeated: the next attempt joins the app
+    /// if it runs (never relaunches). A device that cannot be reached at all fails at once.
+    private func establishRidingThroughDrops(with device: CastDevice, mode: EstablishMode) async throws
+        -> CastSession
+    {
+        let policy = options.reconnectPolicy
+        let deadline = ContinuousClock.now + options.connectTimeout + options.launchTimeout
+        var mode = mode
+        var failures = 0
+        while true {
+            do {
+                return try await establish(with: device, mode: mode)
+            } catch {
+                let error = Self.sessionError(error)
+                failures += 1
+                guard error.code == .connectionLost, policy.allowsAttempt(afterFailedAttempts: failures) else {
+                    throw error
+                }
+                let delay = policy.delay(afterFailedAttempts: failures - 1, random: Double.random(in: 0..<1))
+                guard ContinuousClock.now + delay < deadline else { throw error }
+                logger.debug(
+                    "the connection dropped while starting; connecting again",
+                    metadata: ["cast.attempt": "\(failures)", "cast.error": "\(error)"]
+                )
+                try await sleep(delay)
+                if case .launch = mode { mode = .launchOrJoin }
+            }
+        }
     }
 
     /// Connects, then launches or joins as `mode` says.
@@ -255,7 +293,7 @@ public final class SessionManager: Sendable {
                 }
                 application = running
             } else if let running = status.application, running.applicationID == options.receiverApplicationID,
-                !running.isIdleScreen, !options.launchOptions.relaunchIfRunning
+                !running.isIdleScreen, !options.launchOptions.relaunchIfRunning || mode == .launchOrJoin
             {
                 application = running
             } else {
@@ -431,7 +469,7 @@ public final class SessionManager: Sendable {
         for (entry, device) in attempts {
             let isOwnDevice = entry.belongs(to: device)
             do {
-                let session = try await establish(
+                let session = try await establishRidingThroughDrops(
                     with: device,
                     mode: .resume(sessionID: entry.sessionID, applicationID: entry.applicationID)
                 )

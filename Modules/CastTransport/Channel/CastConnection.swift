@@ -9,6 +9,20 @@ public struct PendingReply: Sendable {
     /// The request's `requestId`.
     public let requestID: Int
     fileprivate let promise: EventLoopPromise<CastMessage>
+    private let arrived: ArrivedReply
+
+    fileprivate init(requestID: Int, promise: EventLoopPromise<CastMessage>) {
+        self.requestID = requestID
+        self.promise = promise
+        let arrived = ArrivedReply()
+        self.arrived = arrived
+        // Recorded on the event loop as the reply is read, so it is visible before any task resumes.
+        promise.futureResult.whenSuccess { message in arrived.message.withLock { $0 = message } }
+    }
+
+    /// The reply if it has already arrived, without waiting. Replies on one connection are read in order, so
+    /// once a later request's reply was received, an earlier request's reply — if the peer sent one — is here.
+    public var arrivedReply: CastMessage? { arrived.message.withLock { $0 } }
 
     /// Waits for the reply, the timeout or the connection's end.
     ///
@@ -22,6 +36,11 @@ public struct PendingReply: Sendable {
             promise.fail(CancellationError())
         }
     }
+}
+
+/// The box a ``PendingReply`` keeps its arrived reply in.
+private final class ArrivedReply: Sendable {
+    let message = Mutex<CastMessage?>(nil)
 }
 
 /// What happens to a connection, as seen by the layers above it.

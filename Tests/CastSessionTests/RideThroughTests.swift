@@ -1,0 +1,232 @@
+import CastDiscovery
+import CastMedia
+import CastReceiver
+import CastSession
+import CastTransport
+import Testing
+
+@testable import CastSession
+
+/// Requests and session starts carried through a connection that drops under them: reconnected, re-joined,
+/// the status read again, and only what the receiver had not acted on sent again.
+@Suite struct RideThroughTests {
+    /// Options for riding through: requests wait; backoff waits are recorded, not slept.
+    private func ridingOptions() -> CastOptions {
+        testOptions { $0.requestsWaitWhileSuspended = true }
+    }
+
+    private func faults(_ configure: (inout FaultInjection) -> Void) -> FaultInjection {
+        var faults = FaultInjection()
+        faults.dropLimit = 1
+        configure(&faults)
+        return faults
+    }
+
+    @Test func aLoadWhoseReplyWasLostIsNotSentAgain() async throws {
+        let sleeper = RecordingSleeper()
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: sleeper.sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            device.setFaults(faults { $0.losesReplyTo = "LOAD" })
+            let status = try await session.remoteMediaClient!.loadMedia(sampleMedia(title: "Once")).response()
+            #expect(status?.media?.metadata?.title == "Once")
+            #expect(status?.playerState == .playing)
+            #expect(device.mediaStatus?["mediaSessionId"]?.intValue == 1, "one LOAD: the first media session")
+            #expect(session.connectionState == .connected)
+            #expect(!sleeper.recorded.isEmpty, "it reconnected with the backoff")
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    @Test func aLoadTheDeviceNeverSawIsSentAgain() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            device.setFaults(faults { $0.dropsOn = "LOAD" })
+            let status = try await session.remoteMediaClient!.loadMedia(sampleMedia(title: "Again")).response()
+            #expect(status?.media?.metadata?.title == "Again")
+            #expect(device.mediaStatus?["mediaSessionId"]?.intValue == 1)
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    @Test func aQueueInsertWhoseReplyWasLostAddsItsItemOnce() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            let client = session.remoteMediaClient!
+            try await client.loadMedia(sampleMedia(title: "First")).response()
+            #expect(client.mediaStatus?.items?.count == 1)
+            device.setFaults(faults { $0.losesReplyTo = "QUEUE_INSERT" })
+            let status = try await client.queueInsert([QueueItem(media: sampleMedia(title: "Second"))]).response()
+            #expect(status?.items?.count == 2, "inserted once, not twice")
+            #expect(device.mediaStatus?["items"]?.arrayValue?.count == 2)
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    @Test func aRelativeSeekWhoseReplyWasLostMovesOnce() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            let client = session.remoteMediaClient!
+            try await client.loadMedia(sampleMedia()).response()
+            try await client.pause().response()
+            try await client.seek(.to(100)).response()
+            device.setFaults(faults { $0.losesReplyTo = "SEEK" })
+            let status = try await client.seek(.by(30)).response()
+            #expect(status?.currentTime == 130, "one relative seek")
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    @Test func withoutWaitingAnInterruptedRequestFailsWithConnectionLost() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: testOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            device.setFaults(faults { $0.losesReplyTo = "LOAD" })
+            let error = await mediaError(of: session.remoteMediaClient!.loadMedia(sampleMedia()))
+            #expect(error?.code == .connectionLost)
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    @Test func aLaunchWhoseReplyWasLostIsJoinedNotRepeated() async throws {
+        let sleeper = RecordingSleeper()
+        var configuration = DeviceConfiguration(friendlyName: "Flaky Wi-Fi", port: 0)
+        configuration.faults.losesReplyTo = "LAUNCH"
+        configuration.faults.dropLimit = 1
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: testOptions(), sleep: sleeper.sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            #expect(device.launches.count == 1, "the accepted LAUNCH is joined after reconnecting")
+            #expect(session.sessionID == device.runningApp.sessionID)
+            #expect(sleeper.recorded.count == 1)
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    @Test func aLaunchTheDeviceNeverSawIsSentAgain() async throws {
+        var configuration = DeviceConfiguration(friendlyName: "Flaky Wi-Fi", port: 0)
+        configuration.faults.dropsOn = "LAUNCH"
+        configuration.faults.dropLimit = 2
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let sleeper = RecordingSleeper()
+            let context = CastContext(options: testOptions(), sleep: sleeper.sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            #expect(device.launches.count == 1)
+            #expect(session.application.applicationID == "CC1AD845")
+            #expect(sleeper.recorded.count == 2, "two drops, two backoff waits")
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    @Test func anUnreachableDeviceIsNotRetried() async throws {
+        let sleeper = RecordingSleeper()
+        let context = CastContext(options: testOptions(), sleep: sleeper.sleep)
+        await #expect {
+            try await context.sessionManager.startSession(with: .staticDevice(host: "127.0.0.1", port: 1))
+        } throws: { ($0 as? CastSessionError)?.code == .connectFailed }
+        #expect(sleeper.recorded.isEmpty)
+    }
+}
+
+/// Whether an interrupted request was applied, from the status before and after (no network).
+@Suite struct InterruptedRequestTests {
+    private func status(
+        session: Int = 1,
+        state: String = "PLAYING",
+        time: Double = 0,
+        item: Int? = 1,
+        items: [Int]? = [1],
+        contentID: String = "https://example.com/a.mp4"
+    ) -> MediaStatus {
+        var json: JSONValue = [
+            "mediaSessionId": .number(Double(session)), "playerState": .string(state), "currentTime": .number(time),
+            "playbackRate": 1, "supportedMediaCommands": 12303,
+            "media": ["contentId": .string(contentID), "contentType": "video/mp4", "streamType": "BUFFERED"],
+        ]
+        if let item { json["currentItemId"] = .number(Double(item)) }
+        if let items {
+            json["items"] = .array(
+                items.map {
+                    [
+                        "itemId": .number(Double($0)),
+                        "media": ["contentId": .string(contentID), "contentType": "video/mp4"],
+                    ]
+                }
+            )
+        }
+        return try! MediaStatus(json: json)
+    }
+
+    private func decide(_ payload: JSONValue, _ before: MediaStatus?, _ after: MediaStatus?, elapsed: Double = 0)
+        -> InterruptedRequest.Decision
+    {
+        InterruptedRequest(payload: payload, before: before, elapsed: elapsed).decide(after: after)
+    }
+
+    @Test func loads() {
+        let load: JSONValue = ["type": "LOAD", "media": ["contentId": "https://example.com/b.mp4"]]
+        let before = status()
+        #expect(decide(load, before, status(session: 2, contentID: "https://example.com/b.mp4")) == .applied)
+        #expect(decide(load, before, before) == .resend(load), "still the old media")
+        #expect(decide(load, nil, nil) == .resend(load), "nothing loaded")
+        let same: JSONValue = ["type": "LOAD", "media": ["contentId": "https://example.com/a.mp4"]]
+        #expect(decide(same, before, before) == .resend(same), "reloading the same URL needs a new media session")
+        let queue: JSONValue = [
+            "type": "QUEUE_LOAD", "startIndex": 1,
+            "items": [["media": ["contentId": "x"]], ["media": ["contentId": "https://example.com/b.mp4"]]],
+        ]
+        #expect(decide(queue, before, status(session: 2, contentID: "https://example.com/b.mp4")) == .applied)
+    }
+
+    @Test func transportControls() {
+        let playing = status()
+        let paused = status(state: "PAUSED")
+        #expect(decide(["type": "PAUSE", "mediaSessionId": 1], playing, paused) == .applied)
+        #expect(
+            decide(["type": "PAUSE", "mediaSessionId": 1], playing, playing)
+                == .resend(["type": "PAUSE", "mediaSessionId": 1])
+        )
+        #expect(decide(["type": "PLAY", "mediaSessionId": 1], paused, playing) == .applied)
+        #expect(decide(["type": "STOP", "mediaSessionId": 1], playing, nil) == .applied)
+        #expect(
+            decide(["type": "SET_VOLUME", "mediaSessionId": 1, "volume": ["level": 0.2]], playing, status(session: 3))
+                == .resend(["type": "SET_VOLUME", "mediaSessionId": 3, "volume": ["level": 0.2]]),
+            "idempotent: sent again, with the current media session id"
+        )
+    }
+
+    @Test func relativeSeeksAndJumps() {
+        let before = status(state: "PAUSED", time: 100)
+        let seek: JSONValue = ["type": "SEEK", "mediaSessionId": 1, "relativeTime": 30]
+        #expect(decide(seek, before, status(state: "PAUSED", time: 130)) == .applied)
+        #expect(decide(seek, before, status(state: "PAUSED", time: 100)) == .resend(seek))
+        let playing = status(time: 100)
+        #expect(decide(seek, playing, status(time: 140), elapsed: 10) == .applied, "30 s on top of 10 s of playback")
+        #expect(decide(seek, playing, status(time: 110), elapsed: 10) == .resend(seek))
+        let absolute: JSONValue = ["type": "SEEK", "mediaSessionId": 1, "currentTime": 30]
+        #expect(decide(absolute, before, before) == .resend(absolute))
+        let next: JSONValue = ["type": "QUEUE_UPDATE", "mediaSessionId": 1, "jump": 1]
+        #expect(decide(next, status(item: 1, items: [1, 2]), status(item: 2, items: [1, 2])) == .applied)
+        #expect(decide(next, status(item: 1, items: [1, 2]), status(item: 1, items: [1, 2])) == .resend(next))
+        #expect(decide(next, nil, status()) == .unknown)
+    }
+
+    @Test func queueEdits() {
+        let insert: JSONValue = ["type": "QUEUE_INSERT", "mediaSessionId": 1, "items": [["media": ["contentId": "b"]]]]
+        #expect(decide(insert, status(items: [1]), status(items: [1, 2])) == .applied)
+        #expect(decide(insert, status(items: [1]), status(items: [1])) == .resend(insert))
+        #expect(decide(insert, status(items: nil), status(items: [1, 2])) == .unknown, "no way to tell: not repeated")
+        let remove: JSONValue = ["type": "QUEUE_REMOVE", "mediaSessionId": 1, "itemIds": [2]]
+        #expect(decide(remove, status(items: [1, 2]), status(items: [1])) == .applied)
+    }
+}
