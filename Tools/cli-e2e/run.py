@@ -190,6 +190,35 @@ def named_devices(port):
     cast("app", "stop", "--host", host)
 
 
+def drops():
+    """A connection that drops during a command is ridden through within the command's timeout, and what the
+    receiver had already done is not done twice."""
+    lost = start_receiver("--lose-reply-to", "LOAD", "--drop-limit", "1")
+    host = f"127.0.0.1:{lost}"
+    code, out, text = cast("play", "--host", host, URL_A, "--title", "Dropped", "--detach", "--json")
+    check("play rides through a LOAD reply lost with the connection",
+          code == 0 and media(out).get("playerState") == "PLAYING" and media(out).get("title") == "Dropped", text)
+    check("... and the LOAD was not sent twice (the first media session)", media(out).get("mediaSessionId") == 1, out)
+    code, out, text = cast("status", "--json")
+    check("a later command finds the session saved", code == 0 and media(out).get("title") == "Dropped", text)
+    cast("app", "stop", "--host", host)
+
+    unseen = start_receiver("--drop-on", "LAUNCH", "--drop-limit", "2")
+    code, out, text = cast("play", "--host", f"127.0.0.1:{unseen}", URL_B, "--detach", "--json")
+    check("play rides through two drops during LAUNCH", code == 0 and media(out).get("playerState") == "PLAYING", text)
+    code, out, text = cast("pause", "--json")
+    check("the session it started is saved and controllable",
+          code == 0 and media(out).get("playerState") == "PAUSED", text)
+    cast("app", "stop", "--host", f"127.0.0.1:{unseen}")
+
+    paused = start_receiver("--drop-on", "PAUSE", "--drop-limit", "1")
+    cast("play", "--host", f"127.0.0.1:{paused}", URL_A, "--detach")
+    code, out, text = cast("pause", "--host", f"127.0.0.1:{paused}", "--json")
+    check("pause rides through a drop before the device saw it",
+          code == 0 and media(out).get("playerState") == "PAUSED", text)
+    cast("app", "stop", "--host", f"127.0.0.1:{paused}")
+
+
 def custom_channels(port):
     host = f"127.0.0.1:{port}"
     code, out, text = cast("launch", "E0C40001", "--host", host, "--json")
@@ -287,6 +316,7 @@ def main():
         commands(port)
         errors(port)
         named_devices(port)
+        drops()
         demo()
         custom_channels(port)
         mini_controller(port)
