@@ -52,6 +52,11 @@ struct CastReceiverCommand: AsyncParsableCommand {
     var logLevel: String?
     @Option(help: "Log filter: CATEGORY-GLOB=LEVEL or /REGEX/[i], comma separated.") var logFilter: String?
     @Flag(name: .customLong("no-mdns"), help: "Do not advertise the devices through avahi-daemon.") var noMDNS = false
+    @Option(help: "Most sender connections per device; one more closes the one idle longest.")
+    var maxConnections = 64
+    @Option(help: "Seconds a sender may stay silent (not answering PINGs) before its connection is closed.")
+    var idleTimeout = 30.0
+    @Option(help: "Seconds a TLS handshake may take.") var handshakeTimeout = 10.0
 
     @Flag(help: "Fault: close every connection before TLS.") var refuseConnections = false
     @Option(help: "Fault: drop a connection without close_notify after N inbound messages.") var closeAfter: Int?
@@ -71,6 +76,10 @@ struct CastReceiverCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard devices >= 1 else { throw ValidationError("--devices must be at least 1") }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard idleTimeout > 0, handshakeTimeout > 0 else {
+            throw ValidationError("--idle-timeout and --handshake-timeout must be positive")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
         guard (cert == nil) == (key == nil) else { throw ValidationError("--cert and --key go together") }
         for item in echoApp where !item.contains("=urn:x-cast:") {
@@ -120,6 +129,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
             configuration.identity = identity
             configuration.defaultMediaDuration = defaultDuration
             configuration.loadDuration = loadDuration
+            configuration.maximumConnections = maxConnections
+            configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+            configuration.handshakeTimeout = .milliseconds(Int64(handshakeTimeout * 1000))
             return configuration
         }
         let clock = SystemEmulatorClock()

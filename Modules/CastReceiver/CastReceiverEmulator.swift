@@ -3,6 +3,7 @@ import CastTransport
 import Logging
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// Many emulated devices in one process, sharing event loops, a clock and one TLS identity.
 ///
@@ -16,8 +17,8 @@ public final class CastReceiverEmulator: Sendable {
 
     /// Creates the devices (not yet listening).
     ///
-    /// Devices without an ``DeviceConfiguration/identity`` share one freshly generated certificate: RSA key
-    /// generation costs tens of milliseconds, which adds up over a thousand devices.
+    /// Devices without an ``DeviceConfiguration/identity`` share the process's emulator certificate: RSA key
+    /// generation costs tens of milliseconds, which adds up over a thousand devices (or a test suite).
     public init(
         devices configurations: [DeviceConfiguration],
         clock: any EmulatorClock = SystemEmulatorClock(),
@@ -25,13 +26,9 @@ public final class CastReceiverEmulator: Sendable {
         wireLog: WireLog? = nil,
         logger: Logger = .castDisabled
     ) throws {
-        var shared: TLSIdentity?
         var prepared: [DeviceConfiguration] = []
         for var configuration in configurations {
-            if configuration.identity == nil {
-                if shared == nil { shared = try TLSIdentity.makeSelfSigned(commonName: "swift-cast emulator") }
-                configuration.identity = shared
-            }
+            if configuration.identity == nil { configuration.identity = try EmulatorIdentity.current() }
             prepared.append(configuration)
         }
         self.clock = clock
@@ -99,5 +96,20 @@ public func withCastReceiverEmulator<Result: Sendable>(
     } catch {
         await emulator.stop()
         throw error
+    }
+}
+
+/// The certificate emulated devices present unless configured otherwise: one per process, made on first use
+/// and renewed once a day (it is valid for three), since generating an RSA key costs tens of milliseconds.
+enum EmulatorIdentity {
+    private static let cache = Mutex<(identity: TLSIdentity, made: ContinuousClock.Instant)?>(nil)
+
+    static func current() throws -> TLSIdentity {
+        try cache.withLock { cache in
+            if let cache, ContinuousClock.now - cache.made < .seconds(86_400) { return cache.identity }
+            let identity = try TLSIdentity.makeSelfSigned(commonName: "swift-cast emulator")
+            cache = (identity, .now)
+            return identity
+        }
     }
 }

@@ -35,6 +35,14 @@ public struct DeviceConfiguration: Sendable {
     public var volumeStepInterval = 0.05
     /// How often the device PINGs a silent sender. Defaults to 5 s.
     public var heartbeatInterval: Duration = .seconds(5)
+    /// How long a sender may stay silent (not even answering PINGs) before the device closes its connection.
+    /// Defaults to 30 s.
+    public var idleTimeout: Duration? = .seconds(30)
+    /// The most sender connections at once; one more closes the connection idle longest (a half-open
+    /// handshake, a silent socket). Defaults to 64.
+    public var maximumConnections: Int? = 64
+    /// How long a TLS handshake may take. Defaults to 10 s.
+    public var handshakeTimeout: Duration = .seconds(10)
 
     /// A device with the defaults.
     public init() {}

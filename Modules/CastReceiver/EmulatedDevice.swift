@@ -111,14 +111,16 @@ public final class EmulatedDevice: Sendable {
         let tlsContext: TLSContext
         do {
             tlsContext = try TLSContext.makeServerContext(
-                identity: try configuration.identity
-                    ?? TLSIdentity.makeSelfSigned(commonName: configuration.id)
+                identity: try configuration.identity ?? EmulatorIdentity.current()
             )
         } catch {
             throw CastReceiverError(.invalidConfiguration, "the TLS identity is unusable: \(error)", cause: error)
         }
         var serverConfiguration = CastServer.Configuration()
         serverConfiguration.connection.heartbeat.pingInterval = configuration.heartbeatInterval
+        serverConfiguration.connection.heartbeat.deadAfter = configuration.idleTimeout
+        serverConfiguration.connection.connectTimeout = configuration.handshakeTimeout
+        serverConfiguration.maximumConnections = configuration.maximumConnections
         let faults = state.withLock { $0.faults }
         serverConfiguration.connection.heartbeat.pongLimit = faults.stopsAnsweringPingsAfter
         do {

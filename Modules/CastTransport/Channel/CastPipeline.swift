@@ -3,7 +3,10 @@ import Logging
 import NIOCore
 
 /// The handlers every Cast connection runs, client or server side, bottom to top:
-/// TLS → frame decoder/encoder → heartbeat → router.
+/// back-pressure → TLS → frame decoder/encoder → heartbeat → router.
+///
+/// Back-pressure first: while the socket cannot take more of what we write (a peer that floods requests and
+/// does not read the replies), the connection stops reading, so nothing is buffered without bound.
 struct CastPipeline {
     var tlsContext: TLSContext
     var handshakeTimeout: TimeAmount
@@ -18,6 +21,7 @@ struct CastPipeline {
         router: CastMessageRouter
     ) throws {
         let operations = channel.pipeline.syncOperations
+        try operations.addHandler(BackPressureHandler())
         try operations.addHandler(
             TLSHandler(context: tlsContext, handshakeTimeout: handshakeTimeout, handshakePromise: handshakePromise)
         )

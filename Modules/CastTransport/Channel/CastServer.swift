@@ -2,6 +2,7 @@ import CastLogging
 import Logging
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// A TLS listener that speaks Cast v2: the receiver side of ``CastConnection``, used by the receiver emulator.
 ///
@@ -16,30 +17,40 @@ public final class CastServer: Sendable {
         public var connection: CastConnection.Configuration
         /// The listen backlog. Defaults to 256.
         public var backlog = 256
+        /// The most connections open at once. When one more arrives, the connection idle longest (no bytes from
+        /// its peer for the longest time: a half-open handshake, a silent socket) is closed first, so a flood of
+        /// idle sockets never locks out senders that talk. `nil`: no limit. Defaults to `nil`.
+        public var maximumConnections: Int?
 
-        /// The defaults.
+        /// The defaults: connections answer and send PINGs (every 5 s of silence) and are closed after 30 s
+        /// without a byte from the peer — every sender answers PINGs, so only a silent or stuck one is closed.
         public init() {
             var connection = CastConnection.Configuration()
             connection.localID = CastEndpoint.receiver
             connection.peerID = CastEndpoint.sender
             connection.filtersByDestination = false
-            connection.heartbeat = HeartbeatConfiguration(pingInterval: .seconds(5), deadAfter: nil)
+            connection.heartbeat = HeartbeatConfiguration(pingInterval: .seconds(5), deadAfter: .seconds(30))
             self.connection = connection
         }
     }
 
     private let channel: any Channel
+    private let registry: ConnectionRegistry
 
     /// The address the server listens on.
     public let host: String
     /// The port the server listens on (the one picked when 0 was asked for).
     public let port: Int
 
-    private init(channel: any Channel, host: String, port: Int) {
+    private init(channel: any Channel, registry: ConnectionRegistry, host: String, port: Int) {
         self.channel = channel
+        self.registry = registry
         self.host = host
         self.port = port
     }
+
+    /// The connections open now.
+    public var connectionCount: Int { registry.count }
 
     /// Starts listening.
     ///
@@ -64,12 +75,14 @@ public final class CastServer: Sendable {
         onConnection: @escaping @Sendable (CastConnection) -> Void
     ) async throws -> CastServer {
         let logger = logger.withCategory(CastLogCategory.transport)
+        let registry = ConnectionRegistry(limit: configuration.maximumConnections, logger: logger)
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.backlog, value: Int32(configuration.backlog))
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(registry.admit(channel))
                     let connection = try CastConnection.accepted(
                         channel: channel,
                         configuration: configuration.connection,
@@ -91,11 +104,83 @@ public final class CastServer: Sendable {
         }
         let boundPort = channel.localAddress?.port ?? port
         logger.debug("listening", metadata: ["cast.address": "\(host):\(boundPort)"])
-        return CastServer(channel: channel, host: host, port: boundPort)
+        return CastServer(channel: channel, registry: registry, host: host, port: boundPort)
     }
 
     /// Stops listening. Connections already accepted stay open until they or their owner close them.
     public func close() async {
         try? await channel.close()
+    }
+}
+
+/// The connections a server holds, with when each peer last sent a byte: admits new ones and, at the limit,
+/// closes the one idle longest.
+final class ConnectionRegistry: Sendable {
+    private struct Entry {
+        var channel: any Channel
+        var lastHeard: NIODeadline
+    }
+
+    private let limit: Int?
+    private let logger: Logger
+    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    init(limit: Int?, logger: Logger) {
+        self.limit = limit
+        self.logger = logger
+    }
+
+    var count: Int { entries.withLock { $0.count } }
+
+    /// Registers `channel` (closing the longest-idle connection first when the server is full) and returns the
+    /// handler that keeps its entry current.
+    func admit(_ channel: any Channel) -> ActivityHandler {
+        let evicted = entries.withLock { entries -> (any Channel)? in
+            var evicted: (any Channel)?
+            if let limit, entries.count >= limit,
+                let idlest = entries.min(by: { $0.value.lastHeard < $1.value.lastHeard })
+            {
+                entries[idlest.key] = nil
+                evicted = idlest.value.channel
+            }
+            entries[ObjectIdentifier(channel)] = Entry(channel: channel, lastHeard: .now())
+            return evicted
+        }
+        if let evicted {
+            logger.notice(
+                "connection limit reached: closing the connection idle longest",
+                metadata: [
+                    "cast.limit": "\(limit ?? 0)", "cast.peer": "\(evicted.remoteAddress.map { "\($0)" } ?? "?")",
+                ]
+            )
+            evicted.close(promise: nil)
+        }
+        return ActivityHandler(registry: self)
+    }
+
+    fileprivate func heard(_ channel: any Channel) {
+        entries.withLock { $0[ObjectIdentifier(channel)]?.lastHeard = .now() }
+    }
+
+    fileprivate func remove(_ channel: any Channel) {
+        _ = entries.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+}
+
+/// Notes every byte a peer sends (for the registry's idle order) and removes the connection when it closes.
+final class ActivityHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+    private let registry: ConnectionRegistry
+
+    fileprivate init(registry: ConnectionRegistry) { self.registry = registry }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        registry.heard(context.channel)
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        registry.remove(context.channel)
+        context.fireChannelInactive()
     }
 }
