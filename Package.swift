@@ -180,7 +180,11 @@ let package = Package(
 
         .executableTarget(
             name: "cast-benchmarks",
-            dependencies: ["CastDiscovery", "CastMedia", "CastReceiver", "CastSession", "CastTransport"],
+            dependencies: [
+                "CastDiscovery", "CastMedia", "CastReceiver", "CastSession", "CastTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             path: "Tools/Benchmarks"
         ),
 

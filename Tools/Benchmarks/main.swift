@@ -1,18 +1,23 @@
 // cast-benchmarks: prints the figures the README reports. Not a test: nothing here asserts a time.
 //
-//   swift run -c release cast-benchmarks [--devices 1000]
+//   swift run -c release cast-benchmarks [--devices 1000] [--only codec|round-trip|session-start|scale|attack]
 //
 // 1. Frame codec throughput (encode + decode of a typical MEDIA_STATUS frame).
 // 2. Request round trip over TLS on loopback (GET_STATUS to an emulated device), p50/p99.
 // 3. Session start against a local emulator (connect, TLS, launch, app connect), p50/p99.
 // 4. Scale: N emulated devices in one process, then N concurrent sessions (one per device) from this same
 //    process; wall time, resident memory and OS thread count.
+// 5. Under attack: a sender's GET_STATUS round trips while others open thousands of half-open sockets and flood
+//    requests at the same device (64 connections at most; the idlest is closed first).
 import CastDiscovery
 import CastMedia
 import CastReceiver
 import CastSession
 import CastTransport
 import Foundation
+import NIOCore
+import NIOPosix
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -189,6 +194,103 @@ func scaleBenchmark(devices count: Int) async throws {
     await emulator.stop()
 }
 
+func underAttackBenchmark() async throws {
+    try await withCastReceiverEmulator(devices: [DeviceConfiguration(friendlyName: "Target", port: 0)]) { emulator in
+        let device = emulator.devices[0]
+        var configuration = CastConnection.Configuration()
+        configuration.heartbeat.pingInterval = nil
+        func connect() async throws -> CastConnection {
+            let connection = try await CastConnection.connect(
+                host: device.host,
+                port: device.port,
+                configuration: configuration
+            )
+            try await connection.openVirtualConnection(to: CastEndpoint.receiver)
+            return connection
+        }
+        func measure(_ connection: CastConnection, count: Int) async -> (samples: [Double], failures: Int) {
+            var samples: [Double] = []
+            var failures = 0
+            for _ in 0..<count {
+                let start = ContinuousClock.now
+                do {
+                    _ = try await connection.request(
+                        namespace: CastNamespace.receiver,
+                        to: CastEndpoint.receiver,
+                        payload: ["type": "GET_STATUS"]
+                    )
+                    samples.append(seconds(ContinuousClock.now - start) * 1000)
+                } catch {
+                    failures += 1
+                }
+            }
+            return (samples, failures)
+        }
+        let sender = try await connect()
+        let baseline = await measure(sender, count: 2_000)
+
+        // The attack: half-open sockets opened as fast as they go, and four senders flooding requests.
+        let attacking = ManagedAtomicFlag()
+        let opened = ManagedCounter()
+        let halfOpen = Task {
+            var sockets: [any Channel] = []
+            while !attacking.isLowered {
+                if let socket = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .connect(host: device.host, port: device.port).get()
+                {
+                    sockets.append(socket)
+                    opened.add()
+                }
+                if sockets.count >= 500 {
+                    for socket in sockets.prefix(250) { socket.close(promise: nil) }; sockets.removeFirst(250)
+                }
+            }
+            for socket in sockets { socket.close(promise: nil) }
+        }
+        var flooders: [Task<Void, Never>] = []
+        for _ in 0..<4 {
+            let flooder = try await connect()
+            flooders.append(
+                Task {
+                    while !attacking.isLowered {
+                        try? await flooder.send(
+                            namespace: CastNamespace.receiver,
+                            to: CastEndpoint.receiver,
+                            payload: ["type": "GET_STATUS", "requestId": 1]
+                        )
+                    }
+                    await flooder.close()
+                }
+            )
+        }
+        let attacked = await measure(sender, count: 2_000)
+        attacking.lower()
+        await halfOpen.value
+        for flooder in flooders { await flooder.value }
+        await sender.close()
+        func figure(_ run: (samples: [Double], failures: Int)) -> String {
+            "p50 \(String(format: "%.3f", percentile(run.samples, 0.5))) ms, p99 \(String(format: "%.3f", percentile(run.samples, 0.99))) ms, \(run.failures) failed"
+        }
+        print(
+            "under attack (\(opened.value) half-open sockets opened, 4 request flooders, 64-connection limit): a sender's GET_STATUS \(figure(attacked)); quiet baseline \(figure(baseline))"
+        )
+    }
+}
+
+/// A flag one task lowers and others read.
+final class ManagedAtomicFlag: Sendable {
+    private let raised = Mutex(true)
+    var isLowered: Bool { !raised.withLock { $0 } }
+    func lower() { raised.withLock { $0 = false } }
+}
+
+/// A counter shared between tasks.
+final class ManagedCounter: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func add() { count.withLock { $0 += 1 } }
+}
+
 raiseDescriptorLimit()
 var deviceCount = 1000
 if let index = CommandLine.arguments.firstIndex(of: "--devices"), index + 1 < CommandLine.arguments.count,
@@ -196,7 +298,12 @@ if let index = CommandLine.arguments.firstIndex(of: "--devices"), index + 1 < Co
 {
     deviceCount = value
 }
-try codecBenchmark()
-try await roundTripBenchmark()
-try await sessionStartBenchmark()
-try await scaleBenchmark(devices: deviceCount)
+let only = CommandLine.arguments.firstIndex(of: "--only").flatMap {
+    $0 + 1 < CommandLine.arguments.count ? CommandLine.arguments[$0 + 1] : nil
+}
+func runs(_ name: String) -> Bool { only == nil || only == name }
+if runs("codec") { try codecBenchmark() }
+if runs("round-trip") { try await roundTripBenchmark() }
+if runs("session-start") { try await sessionStartBenchmark() }
+if runs("scale") { try await scaleBenchmark(devices: deviceCount) }
+if runs("attack") { try await underAttackBenchmark() }
