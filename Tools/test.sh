@@ -86,6 +86,11 @@ else
 fi
 # --- end discovery lab ---
 
+echo "== fault lab: sender and receiver in network namespaces; link loss, blackhole, packet loss, kills, slow and flooding devices"
+Tools/faults.sh > "$log" 2>&1 || status=1
+grep -E "^FAIL|figure:|passed, |SKIPPED" "$log"
+count
+
 echo "== interop: pychromecast 14.0.10 against cast-receiver"
 Tools/interop/run.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|passed, " "$log"

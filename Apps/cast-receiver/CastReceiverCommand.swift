@@ -67,6 +67,10 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Flag(help: "Fault: use web-N transport ids that differ from session ids.") var webTransportIDs = false
     @Option(help: "Fault: split outgoing frames into TLS records of N bytes.") var chunkSize: Int?
     @Option(help: "Fault: send a malformed frame after N inbound messages.") var malformedAfter: Int?
+    @Option(help: "Fault: seconds between the pieces of --chunk-size (1 and 1: a byte per second).")
+    var chunkInterval: Double?
+    @Option(help: "Fault: while media is loaded, broadcast N MEDIA_STATUS messages per second.")
+    var statusFlood: Int?
     @Option(help: "Fault: drop the connection when a message of TYPE (LAUNCH, LOAD, …) arrives, unhandled.")
     var dropOn: String?
     @Option(help: "Fault: act on the next message of TYPE, then drop the connection without replying.")
@@ -102,6 +106,8 @@ struct CastReceiverCommand: AsyncParsableCommand {
         faults.transportIDDiffersFromSessionID = webTransportIDs
         faults.writesInChunksOf = chunkSize
         faults.sendsMalformedFrameAfterMessages = malformedAfter
+        faults.chunkInterval = chunkInterval.map { .milliseconds(Int64($0 * 1000)) }
+        faults.statusFloodPerSecond = statusFlood
         faults.dropsOn = dropOn
         faults.losesReplyTo = loseReplyTo
         faults.dropLimit = dropLimit

@@ -139,6 +139,7 @@ public final class EmulatedDevice: Sendable {
                 state.port = server.port
             }
             logger.debug("listening", metadata: ["cast.port": "\(server.port)"])
+            startStatusFlood()
         } catch {
             throw CastReceiverError(
                 .listenFailed,
@@ -185,7 +186,9 @@ public final class EmulatedDevice: Sendable {
             state.faults = faults
             return state.peers.values.map(\.connection)
         }
-        for connection in connections { connection.setOutboundChunkSize(faults.writesInChunksOf) }
+        for connection in connections {
+            connection.setOutboundChunkSize(faults.writesInChunksOf, interval: faults.chunkInterval)
+        }
     }
 
     /// The current faults.
@@ -243,7 +246,7 @@ public final class EmulatedDevice: Sendable {
             logger.debug("refusing a connection (fault)")
             connection.abort()
         }
-        if let size = faults.writesInChunksOf { connection.setOutboundChunkSize(size) }
+        if let size = faults.writesInChunksOf { connection.setOutboundChunkSize(size, interval: faults.chunkInterval) }
         Task { [weak self] in
             for await message in messages {
                 guard let self else { return }
@@ -490,6 +493,26 @@ public final class EmulatedDevice: Sendable {
         state.mediaTimer = clock.schedule(after: max(0, deadline - now)) { [weak self] in
             self?.mediaTimerFired()
         }
+    }
+
+    /// The status-flood fault: every 10 ms, a hundredth of the rate's statuses to every sender.
+    func startStatusFlood() {
+        guard let rate = state.withLock({ $0.faults.statusFloodPerSecond }), rate > 0 else { return }
+        floodTick(batch: max(1, rate / 100))
+    }
+
+    private func floodTick(batch: Int) {
+        let now = clock.now
+        let (outgoing, goOn) = state.withLock { state -> ([Outgoing], Bool) in
+            guard state.faults.statusFloodPerSecond != nil, state.server != nil else { return ([], false) }
+            guard state.running.player != nil else { return ([], true) }
+            var out: [Outgoing] = []
+            for _ in 0..<batch { out += resolve([state.running.player!.broadcastStatus(at: now)], state: state) }
+            return (out, true)
+        }
+        deliver(outgoing)
+        guard goOn else { return }
+        _ = clock.schedule(after: 0.01) { [weak self] in self?.floodTick(batch: batch) }
     }
 
     private func mediaTimerFired() {

@@ -17,6 +17,12 @@ public struct FaultInjection: Sendable, Hashable {
     public var transportIDDiffersFromSessionID = false
     /// Split every outgoing frame into TLS records of at most this many bytes.
     public var writesInChunksOf: Int?
+    /// Send those pieces this far apart (with ``writesInChunksOf`` of 1 and 1 s: a device answering a byte per
+    /// second). `nil` sends them at once.
+    public var chunkInterval: Duration?
+    /// While media is loaded, broadcast this many MEDIA_STATUS messages per second to every sender (a flooding
+    /// device: senders must keep memory bounded and the latest status).
+    public var statusFloodPerSecond: Int?
     /// Send a malformed frame after this many inbound messages on a connection.
     public var sendsMalformedFrameAfterMessages: Int?
 

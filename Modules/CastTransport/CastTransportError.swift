@@ -60,6 +60,9 @@ public struct CastTransportError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The underlying error, when there is one (an OpenSSL error stack, a protobuf decoding error, an I/O error).
     public var cause: (any Error)?
+    /// For ``Code/connectFailed``: whether the peer refused the connection (nothing listens there), which
+    /// retrying will not change — unlike no answer at all (no route, a dropped link, a timeout).
+    public var isRefusal = false
 
     /// Creates an error.
     public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {

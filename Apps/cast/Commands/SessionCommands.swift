@@ -43,8 +43,23 @@ struct StatusCommand: AsyncParsableCommand {
         if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
         try await session.fetchDeviceStatus()
         runtime.printStatus(session)
-        guard watch, let client = session.remoteMediaClient else { return }
-        for await _ in client.statusUpdates() { runtime.printStatus(session) }
+        guard watch else { return }
+        // Until interrupted, or until the session ends (the app stopped, or the device stayed away).
+        let states = session.connectionStateUpdates()
+        let statuses = session.remoteMediaClient?.statusUpdates()
+        let devices = session.deviceStatusUpdates()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await state in states where state == .disconnected { return }
+            }
+            if let statuses {
+                group.addTask { for await _ in statuses { runtime.printStatus(session) } }
+            }
+            group.addTask { for await _ in devices { runtime.printStatus(session) } }
+            await group.next()
+            group.cancelAll()
+        }
+        throw CLIError(.noDevice, "the session on \(session.device.friendlyName) ended")
     }
 
     /// A device this program has no session with: observed, not joined, so nothing changes on it.

@@ -204,7 +204,7 @@ public final class SessionManager: Sendable {
         -> CastSession
     {
         let policy = options.reconnectPolicy
-        let deadline = ContinuousClock.now + options.connectTimeout + options.launchTimeout
+        let started = ContinuousClock.now
         var mode = mode
         var failures = 0
         while true {
@@ -213,9 +213,15 @@ public final class SessionManager: Sendable {
             } catch {
                 let error = Self.sessionError(error)
                 failures += 1
-                guard error.code == .connectionLost, policy.allowsAttempt(afterFailedAttempts: failures) else {
-                    throw error
+                // A connection lost midway may be retried within the connect and launch timeouts; a device that
+                // does not answer at all (a link that is down) within the connect timeout; a refusal never.
+                let deadline: ContinuousClock.Instant
+                switch error.code {
+                case .connectionLost: deadline = started + options.connectTimeout + options.launchTimeout
+                case .connectFailed where Self.mayPass(error): deadline = started + options.connectTimeout
+                default: throw error
                 }
+                guard policy.allowsAttempt(afterFailedAttempts: failures) else { throw error }
                 let delay = policy.delay(afterFailedAttempts: failures - 1, random: Double.random(in: 0..<1))
                 guard ContinuousClock.now + delay < deadline else { throw error }
                 logger.debug(
@@ -226,6 +232,19 @@ public final class SessionManager: Sendable {
                 if case .launch = mode { mode = .launchOrJoin }
             }
         }
+    }
+
+    /// Whether a failed connect may succeed a moment later: no answer at TCP level, not a refusal and not a peer
+    /// that answered with something other than TLS.
+    static func mayPass(_ error: CastSessionError) -> Bool {
+        var cause = error.cause
+        while let current = cause {
+            if let transport = current as? CastTransportError {
+                return transport.code == .connectFailed && !transport.isRefusal
+            }
+            cause = (current as? CastSessionError)?.cause
+        }
+        return false
     }
 
     /// Connects, then launches or joins as `mode` says.

@@ -205,11 +205,13 @@ public final class CastConnection: Sendable {
             channel = try await bootstrap.connect(host: host, port: port).get()
         } catch {
             handshake.fail(error)
-            throw CastTransportError(
+            var failure = CastTransportError(
                 .connectFailed,
                 "cannot connect to \(host):\(port): \(error)",
                 cause: error
             )
+            failure.isRefusal = Self.isRefusal(error)
+            throw failure
         }
         do {
             try await handshake.futureResult.get()
@@ -227,6 +229,16 @@ public final class CastConnection: Sendable {
         for endpoint in endpoints {
             try await send(namespace: CastNamespace.connection, to: endpoint, payload: connectPayload)
         }
+    }
+
+    /// Whether a connect failed because the peer said no (a reset: nothing listens there), as opposed to no
+    /// answer at all (no route, a dropped link, a timeout), which may pass.
+    private static func isRefusal(_ error: any Error) -> Bool {
+        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
+        if let error = error as? NIOConnectionError {
+            return !error.connectionErrors.isEmpty && error.connectionErrors.allSatisfy { isRefusal($0.error) }
+        }
+        return false
     }
 
     private var connectPayload: JSONValue { .connectPayload(userAgent: configuration.userAgent) }
@@ -497,14 +509,16 @@ public final class CastConnection: Sendable {
 
     /// Splits every outgoing frame into TLS records of at most `size` bytes (`nil` stops splitting): the
     /// emulator's "frames split across writes" fault.
-    package func setOutboundChunkSize(_ size: Int?) {
+    package func setOutboundChunkSize(_ size: Int?, interval: Duration? = nil) {
         guard let channel = state.withLock({ $0.channel }) else { return }
+        let pace = interval.map { TimeAmount($0) }
         channel.eventLoop.execute {
             let operations = channel.pipeline.syncOperations
             if let existing = try? operations.handler(type: ChunkingHandler.self) {
                 existing.chunkSize = size
+                existing.interval = pace
             } else if let size, let tls = try? operations.handler(type: TLSHandler.self) {
-                try? operations.addHandler(ChunkingHandler(chunkSize: size), position: .after(tls))
+                try? operations.addHandler(ChunkingHandler(chunkSize: size, interval: pace), position: .after(tls))
             }
         }
     }
