@@ -84,6 +84,21 @@ import Testing
         }
     }
 
+    @Test func aDeviceVolumeChangeRidesThroughADrop() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            device.setFaults(faults { $0.dropsOn = "SET_VOLUME" })
+            try await session.setDeviceVolume(0.3)
+            #expect(device.volume.level == 0.3)
+            device.setFaults(faults { $0.losesReplyTo = "SET_VOLUME" })
+            try await session.setDeviceMuted(true)
+            #expect(device.volume.muted)
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
     @Test func withoutWaitingAnInterruptedRequestFailsWithConnectionLost() async throws {
         try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
             let device = emulator.devices[0]

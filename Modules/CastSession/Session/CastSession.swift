@@ -382,8 +382,30 @@ public final class CastSession: Sendable {
     }
 
     private func receiverCommand(_ payload: JSONValue) async throws {
-        try requireConnected()
-        let reply = try await receiverRequest(payload)
+        let reply: JSONValue
+        if options.requestsWaitWhileSuspended {
+            // Device commands are idempotent (a volume, a mute): carried through a reconnection and sent again.
+            let deadline = ContinuousClock.now + options.requestTimeout
+            var attempts = 0
+            while true {
+                attempts += 1
+                guard await waitForReconnection(deadline: deadline) else {
+                    if connectionState == .disconnected {
+                        throw CastSessionError(.notConnected, "the session has ended")
+                    }
+                    throw CastSessionError(.timedOut, "the session did not reconnect in time")
+                }
+                do {
+                    reply = try await receiverRequest(payload, timeout: deadline - ContinuousClock.now)
+                    break
+                } catch let error as CastSessionError where error.code == .connectionLost && attempts < 10 {
+                    continue
+                }
+            }
+        } else {
+            try requireConnected()
+            reply = try await receiverRequest(payload)
+        }
         guard reply["type"]?.stringValue == "RECEIVER_STATUS" else {
             throw CastSessionError(
                 .invalidResponse,
@@ -396,13 +418,13 @@ public final class CastSession: Sendable {
         deviceStatusBroadcaster.yield(status)
     }
 
-    private func receiverRequest(_ payload: JSONValue) async throws -> JSONValue {
+    private func receiverRequest(_ payload: JSONValue, timeout: Duration? = nil) async throws -> JSONValue {
         do {
             return try await connection.request(
                 namespace: CastNamespace.receiver,
                 to: CastEndpoint.receiver,
                 payload: payload,
-                timeout: options.requestTimeout
+                timeout: timeout ?? options.requestTimeout
             ).json()
         } catch let error as CastTransportError {
             throw CastSessionError(
