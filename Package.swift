@@ -187,6 +187,11 @@ let package = Package(
             ],
             path: "Tools/Benchmarks"
         ),
+        .executableTarget(
+            name: "cast-soak",
+            dependencies: ["CastDiscovery", "CastMedia", "CastReceiver", "CastSession", "CastTransport"],
+            path: "Tools/Soak"
+        ),
 
         // MARK: - Tests
 

@@ -91,6 +91,11 @@ Tools/faults.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|figure:|passed, |SKIPPED" "$log"
 count
 
+echo "== soak: 1,000 sessions for one minute with random commands and faults (Tools/soak.sh)"
+Tools/soak.sh --minutes 1 --devices 1000 > "$log" 2>&1 || status=1
+grep -E "^FAIL|^soak:|passed, " "$log"
+count
+
 echo "== interop: pychromecast 14.0.10 against cast-receiver"
 Tools/interop/run.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|passed, " "$log"
