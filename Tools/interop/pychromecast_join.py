@@ -14,37 +14,16 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 import uuid
 
 import pychromecast
+from interop_kit import TIMEOUT, changed, check, summary, wait_for
 from pychromecast.const import CAST_TYPE_CHROMECAST
 from pychromecast.models import CastInfo, HostServiceInfo
 
-TIMEOUT = 10.0
 DMR = "CC1AD845"
 URL_A = "https://media.example.com/phone-alpha.mp4"
 URL_B = "https://media.example.com/phone-beta.mp4"
-results = []
-changed = threading.Event()
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(f"{'PASS' if condition else 'FAIL'} {name}{(': ' + str(detail)) if detail and not condition else ''}",
-          flush=True)
-
-
-def wait_for(predicate, timeout=TIMEOUT):
-    """Waits on pychromecast's own status callbacks (an Event), bounded by a deadline."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        changed.wait(0.05)
-        changed.clear()
-    return predicate()
 
 
 class Listener:
@@ -156,9 +135,7 @@ def main(binary, host, port):
     check("cast pause on the idle device: exit 5", code == 5 and (out.get("error") or {}).get("exitCode") == 5, text)
 
     phone.disconnect(timeout=TIMEOUT)
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    return summary()
 
 
 if __name__ == "__main__":

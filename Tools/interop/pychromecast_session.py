@@ -9,40 +9,18 @@ Usage: pychromecast_session.py HOST PORT
 Prints one line per check and `N passed, M failed` last; exits non-zero when anything failed.
 """
 import sys
-import threading
-import time
 import uuid
 
 import pychromecast
+from interop_kit import TIMEOUT, changed, check, summary, wait_for
 from pychromecast.const import CAST_TYPE_CHROMECAST
 from pychromecast.controllers.media import MediaStatusListener
 from pychromecast.controllers.receiver import LaunchErrorListener
 from pychromecast.models import CastInfo, HostServiceInfo
 
-TIMEOUT = 10.0
 DMR = "CC1AD845"
 URL = "http://commondatastorage.googleapis.com/gtv-videos-bucket/sample/BigBuckBunny.mp4"
 
-results = []
-
-
-def check(name, condition, detail=""):
-    results.append((name, bool(condition)))
-    print(f"{'PASS' if condition else 'FAIL'} {name}{(': ' + detail) if detail and not condition else ''}", flush=True)
-
-
-def wait_for(predicate, timeout=TIMEOUT):
-    """Waits on pychromecast's own status callbacks (an Event), bounded by a deadline."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        changed.wait(0.05)
-        changed.clear()
-    return predicate()
-
-
-changed = threading.Event()
 
 
 class Listener(MediaStatusListener, LaunchErrorListener):
@@ -150,10 +128,7 @@ def main(host, port):
     step("disconnect", lambda: cast.disconnect(timeout=TIMEOUT))
     check("disconnect", not cast.socket_client.is_alive())
 
-    passed = sum(1 for _, ok in results if ok)
-    failed = len(results) - passed
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 0 if failed == 0 else 1
+    return summary()
 
 
 if __name__ == "__main__":

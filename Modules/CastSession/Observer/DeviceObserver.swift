@@ -118,26 +118,7 @@ public final class DeviceObserver: Sendable {
     @discardableResult
     public func start() async throws -> DeviceActivity {
         let device = state.withLock { $0.device }
-        var configuration = CastConnection.Configuration()
-        configuration.connectTimeout = options.connectTimeout
-        configuration.requestTimeout = options.requestTimeout
-        configuration.heartbeat = options.heartbeat
-        let connection: CastConnection
-        do {
-            connection = try await CastConnection.connect(
-                host: device.host,
-                port: device.port,
-                configuration: configuration,
-                eventLoopGroup: eventLoopGroup,
-                logger: logger
-            )
-        } catch {
-            throw CastSessionError(
-                .connectFailed,
-                "cannot connect to \(device.friendlyName) at \(device.host):\(device.port)",
-                cause: error
-            )
-        }
+        let connection = try await options.connect(to: device, eventLoopGroup: eventLoopGroup, logger: logger)
         let messages = connection.messages()
         let events = connection.events()
         let stopped = state.withLock { state -> Bool in
@@ -222,14 +203,7 @@ public final class DeviceObserver: Sendable {
         } catch {
             throw SessionManager.sessionError(error)
         }
-        guard reply["type"]?.stringValue == "RECEIVER_STATUS" else {
-            throw CastSessionError(
-                .invalidResponse,
-                "the receiver answered \(reply["type"]?.stringValue ?? "nothing")",
-                receiverReason: reply["reason"]?.stringValue
-            )
-        }
-        await apply(DeviceStatus(json: reply), on: connection)
+        await apply(try DeviceStatus(commandReply: reply), on: connection)
     }
 
     // MARK: - Following

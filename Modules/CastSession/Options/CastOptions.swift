@@ -1,5 +1,7 @@
 import CastDiscovery
 import CastTransport
+import Logging
+import NIOCore
 
 /// Everything a ``CastContext`` needs to know (GCKCastOptions). Every value has a documented default; start
 /// from `CastOptions()` and change what you need.
@@ -78,5 +80,34 @@ public struct CredentialsData: Sendable, Hashable {
         var object: [String: JSONValue] = ["credentials": .string(credentials)]
         if let credentialsType { object["credentialsType"] = .string(credentialsType) }
         return .object(object)
+    }
+}
+
+extension CastOptions {
+    /// A connection to `device` with these options' connect and request timeouts and heartbeat.
+    ///
+    /// - Throws: ``CastSessionError/Code/connectFailed``, naming the device, with the transport's error as cause.
+    func connect(to device: CastDevice, eventLoopGroup: any EventLoopGroup, logger: Logger) async throws
+        -> CastConnection
+    {
+        var configuration = CastConnection.Configuration()
+        configuration.connectTimeout = connectTimeout
+        configuration.requestTimeout = requestTimeout
+        configuration.heartbeat = heartbeat
+        do {
+            return try await CastConnection.connect(
+                host: device.host,
+                port: device.port,
+                configuration: configuration,
+                eventLoopGroup: eventLoopGroup,
+                logger: logger
+            )
+        } catch {
+            throw CastSessionError(
+                .connectFailed,
+                "cannot connect to \(device.friendlyName) at \(device.host):\(device.port)",
+                cause: error
+            )
+        }
     }
 }

@@ -406,14 +406,7 @@ public final class CastSession: Sendable {
             try requireConnected()
             reply = try await receiverRequest(payload)
         }
-        guard reply["type"]?.stringValue == "RECEIVER_STATUS" else {
-            throw CastSessionError(
-                .invalidResponse,
-                "the receiver answered \(reply["type"]?.stringValue ?? "nothing")",
-                receiverReason: reply["reason"]?.stringValue
-            )
-        }
-        let status = DeviceStatus(json: reply)
+        let status = try DeviceStatus(commandReply: reply)
         state.withLock { $0.deviceStatus = status }
         deviceStatusBroadcaster.yield(status)
     }
@@ -611,12 +604,7 @@ extension CastSession {
             throw CastMediaError(.timedOut, "the session did not reconnect in time to finish \(type)")
         }
         let transportID = self.transportID
-        let statusReply = try await connection.request(
-            namespace: CastNamespace.media,
-            to: transportID,
-            payload: ["type": "GET_STATUS"],
-            timeout: deadline - ContinuousClock.now
-        ).json()
+        let statusReply = try await mediaRequest(["type": "GET_STATUS"], to: transportID, until: deadline)
         var after = statusReply["status"]?.arrayValue?.compactMap { try? MediaStatus(json: $0) }.first
         if after?.media == nil, let before = request.before, before.mediaSessionID == after?.mediaSessionID {
             after?.media = before.media
@@ -633,12 +621,7 @@ extension CastSession {
         case .applied:
             return statusReply
         case .resend(let payload):
-            return try await connection.request(
-                namespace: CastNamespace.media,
-                to: transportID,
-                payload: payload,
-                timeout: deadline - ContinuousClock.now
-            ).json()
+            return try await mediaRequest(payload, to: transportID, until: deadline)
         case .unknown:
             throw CastMediaError(
                 .connectionLost,
@@ -646,6 +629,17 @@ extension CastSession {
                     + "told from its status; it was not sent again"
             )
         }
+    }
+
+    private func mediaRequest(_ payload: JSONValue, to transportID: String, until deadline: ContinuousClock.Instant)
+        async throws -> JSONValue
+    {
+        try await connection.request(
+            namespace: CastNamespace.media,
+            to: transportID,
+            payload: payload,
+            timeout: deadline - ContinuousClock.now
+        ).json()
     }
 
     /// Waits until the session is connected over a live connection again: `false` when it ended instead, or at

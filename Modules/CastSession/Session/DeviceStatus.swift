@@ -17,6 +17,20 @@ public struct DeviceStatus: Sendable, Hashable {
     /// The running application, if any (the idle screen included).
     public var application: ApplicationMetadata?
 
+    /// The status a receiver command (SET_VOLUME, …) answers with.
+    ///
+    /// - Throws: ``CastSessionError/Code/invalidResponse`` when the answer is not a RECEIVER_STATUS.
+    init(commandReply reply: JSONValue) throws {
+        guard reply["type"]?.stringValue == "RECEIVER_STATUS" else {
+            throw CastSessionError(
+                .invalidResponse,
+                "the receiver answered \(reply["type"]?.stringValue ?? "nothing")",
+                receiverReason: reply["reason"]?.stringValue
+            )
+        }
+        self.init(json: reply)
+    }
+
     init(json: JSONValue) {
         let status = json["status"] ?? .object([:])
         volumeLevel = status["volume"]?["level"]?.doubleValue ?? 1

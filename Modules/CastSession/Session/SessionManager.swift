@@ -119,23 +119,7 @@ public final class SessionManager: Sendable {
     ///   reason), ``CastSessionError/Code/timedOut``.
     @discardableResult
     public func startSession(with device: CastDevice) async throws -> CastSession {
-        try claimStart()
-        emit(.willStart(device))
-        do {
-            let session = try await establishRidingThroughDrops(with: device, mode: .launch)
-            state.withLock { state in
-                state.current = session
-                state.isStarting = false
-            }
-            session.attach()
-            emit(.didStart(session))
-            return session
-        } catch {
-            state.withLock { $0.isStarting = false }
-            let sessionError = Self.sessionError(error)
-            emit(.didFailToStart(device, sessionError))
-            throw sessionError
-        }
+        try await start(with: device, mode: .launch)
     }
 
     /// Joins the session another sender started on `device` (GCK's join): connects to the app the device runs
@@ -148,13 +132,15 @@ public final class SessionManager: Sendable {
     ///   ``CastSessionError/Code/timedOut``.
     @discardableResult
     public func joinSession(on device: CastDevice, applicationID: String? = nil) async throws -> CastSession {
+        try await start(with: device, mode: .joinRunning(applicationID: applicationID))
+    }
+
+    /// Starts (launch or join) with the start events, the current session and the cast state.
+    private func start(with device: CastDevice, mode: EstablishMode) async throws -> CastSession {
         try claimStart()
         emit(.willStart(device))
         do {
-            let session = try await establishRidingThroughDrops(
-                with: device,
-                mode: .joinRunning(applicationID: applicationID)
-            )
+            let session = try await establishRidingThroughDrops(with: device, mode: mode)
             state.withLock { state in
                 state.current = session
                 state.isStarting = false
@@ -249,26 +235,7 @@ public final class SessionManager: Sendable {
 
     /// Connects, then launches or joins as `mode` says.
     private func establish(with device: CastDevice, mode: EstablishMode) async throws -> CastSession {
-        var configuration = CastConnection.Configuration()
-        configuration.connectTimeout = options.connectTimeout
-        configuration.requestTimeout = options.requestTimeout
-        configuration.heartbeat = options.heartbeat
-        let connection: CastConnection
-        do {
-            connection = try await CastConnection.connect(
-                host: device.host,
-                port: device.port,
-                configuration: configuration,
-                eventLoopGroup: eventLoopGroup,
-                logger: logger
-            )
-        } catch {
-            throw CastSessionError(
-                .connectFailed,
-                "cannot connect to \(device.friendlyName) at \(device.host):\(device.port)",
-                cause: error
-            )
-        }
+        let connection = try await options.connect(to: device, eventLoopGroup: eventLoopGroup, logger: logger)
         do {
             try await connection.openVirtualConnection(to: CastEndpoint.receiver)
             let watcher = connection.messages()
