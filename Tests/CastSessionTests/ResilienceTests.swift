@@ -233,7 +233,9 @@ import Testing
         // never pings by itself.
         configuration.faults.stopsAnsweringPingsAfter = 10
         configuration.heartbeatInterval = .seconds(3600)
-        let sleeper = GatedSleeper()
+        // Open while the session starts (a start cut short by the 400 ms limit reconnects through it), closed
+        // once it runs, so the suspension stays for the checks.
+        let sleeper = GatedSleeper(open: true)
         let options = testOptions { options in
             options.heartbeat = HeartbeatConfiguration(pingInterval: .milliseconds(100), deadAfter: .milliseconds(400))
         }
@@ -251,6 +253,7 @@ import Testing
                 }
             }
             let started = try #require(session)
+            sleeper.close()
             let suspended = try await next(events, within: 60) { $0.name == "didSuspend" }
             #expect(suspended.suspendReason == .heartbeatTimeout)
             #expect(started.connectionState == .suspended)
