@@ -140,6 +140,23 @@ struct MediaPlayerLoadTests {
         #expect(status.commands & Bits.queuePrev != 0)
     }
 
+    /// Found by fuzzing: a rate of 0 or less left the item's end forever due.
+    @Test(arguments: [0.0, -1.0, 0.25, 3.0])
+    func loadWithAPlaybackRateOutsideTheSupportedRangeIsInvalidParams(rate: Double) {
+        var harness = PlayerHarness()
+        let outcome = harness.send(
+            "LOAD",
+            [
+                "media": [
+                    "contentId": "https://example.com/a.mp4", "contentType": "video/mp4", "streamType": "BUFFERED",
+                ],
+                "playbackRate": .number(rate),
+            ]
+        )
+        #expect(outcome.reply == ["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS", "requestId": 1])
+        #expect(harness.player.session == nil)
+    }
+
     @Test func loadWithoutContentIdIsInvalidParams() {
         var harness = PlayerHarness()
         let outcome = harness.send("LOAD", ["media": ["contentType": "video/mp4", "streamType": "BUFFERED"]])

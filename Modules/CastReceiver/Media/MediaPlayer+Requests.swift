@@ -309,6 +309,10 @@ extension MediaPlayer {
         if let items = queueItems, items.contains(where: { $0["itemId"] != nil && $0["itemId"] != .null }) {
             return [reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"])]
         }
+        // The range SET_PLAYBACK_RATE accepts; a rate of 0 or less would leave the item's end forever due.
+        if let rate = request["playbackRate"]?.doubleValue, !(0.5...2.0).contains(rate) {
+            return [reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"])]
+        }
         var deliveries: [MediaDelivery<Requester>] = []
         if let pending = pendingLoad {
             pendingLoad = nil
