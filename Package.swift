@@ -193,6 +193,19 @@ let package = Package(
             path: "Tools/Soak"
         ),
 
+        // MARK: - Fuzzing (libFuzzer targets for every parser of peer or file input; Tools/fuzz.sh)
+
+        .executableTarget(
+            name: "cast-fuzz",
+            dependencies: [
+                "CastDiscovery", "CastMedia", "CastReceiver", "CastSession", "CastStyleConfig", "CastTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            path: "Tools/Fuzz",
+            exclude: ["corpus", "make-seeds.py"]
+        ),
+
         // MARK: - Tests
 
         .testTarget(

@@ -51,6 +51,22 @@ echo "== swift build"
 swift build --build-tests 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\]"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; echo "total: 0 passed, 1 failed"; exit 1; }
 
+echo "== fuzz corpora replayed through every parser (Tools/Fuzz; fuzzing itself: Tools/fuzz.sh)"
+replay_passed=0
+replay_failed=0
+for target in $(.build/debug/cast-fuzz list | cut -f1); do
+    if .build/debug/cast-fuzz replay "$target" "Tools/Fuzz/corpus/$target" > "$log" 2>&1; then
+        replay_passed=$((replay_passed + 1))
+    else
+        echo "FAIL replay $target:"; tail -5 "$log"
+        replay_failed=$((replay_failed + 1))
+        status=1
+    fi
+done
+echo "$replay_passed passed, $replay_failed failed"
+total_passed=$((total_passed + replay_passed))
+total_failed=$((total_failed + replay_failed))
+
 echo "== swift test"
 swift test --skip-build --no-parallel 2>&1 | tee "$log" | grep -E "✘|error:|recorded an issue|Test run with" || true
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
