@@ -143,21 +143,24 @@ extension DeviceInfo {
     /// knows the message answers within milliseconds; one that does not must not slow a listing down.
     public static let answerGrace: Duration = .milliseconds(500)
 
-    /// Asks `receiver-0` on `connection` (with its virtual connection open) for `GET_STATUS` and, at the same
-    /// time, `GET_DEVICE_INFO`; returns the `RECEIVER_STATUS` payload and the description when one came within
-    /// `grace` of the status.
+    /// Asks `receiver-0` on `connection` (with its virtual connection open) for `GET_STATUS` and — when
+    /// `describing`, as for a device known only by its address — at the same time for `GET_DEVICE_INFO`; returns
+    /// the `RECEIVER_STATUS` payload and the description when one came within `grace` of the status.
     ///
     /// - Throws: what the status request throws (``CastTransport/CastTransportError``).
     public static func ask(
         _ connection: CastConnection,
+        describing: Bool = true,
         grace: Duration = answerGrace
     ) async throws -> (status: JSONValue, info: DeviceInfo?) {
-        let infoRequest = try? connection.startRequest(
-            namespace: CastNamespace.receiverDiscovery,
-            to: CastEndpoint.receiver,
-            payload: ["type": "GET_DEVICE_INFO"],
-            timeout: connection.configuration.requestTimeout
-        )
+        let infoRequest =
+            describing
+            ? try? connection.startRequest(
+                namespace: CastNamespace.receiverDiscovery,
+                to: CastEndpoint.receiver,
+                payload: ["type": "GET_DEVICE_INFO"],
+                timeout: connection.configuration.requestTimeout
+            ) : nil
         let status = try await connection.request(
             namespace: CastNamespace.receiver,
             to: CastEndpoint.receiver,

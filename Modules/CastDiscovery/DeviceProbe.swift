@@ -14,66 +14,53 @@ struct DeviceProbe: Sendable {
     ///
     /// - Throws: ``CastDiscoveryError/Code/deviceUnreachable`` when the status could not be had.
     func describe(_ device: CastDevice) async throws(CastDiscoveryError) -> (status: JSONValue, info: DeviceInfo?) {
-        let connection = try await connect(device)
-        do {
-            try await connection.openVirtualConnection(to: CastEndpoint.receiver)
-            let result = try await DeviceInfo.ask(connection)
-            await connection.close()
-            return result
-        } catch {
-            await connection.close()
-            throw CastDiscoveryError(
-                .deviceUnreachable,
-                "\(device.host):\(device.port) did not answer GET_STATUS",
-                cause: error
-            )
-        }
+        try await onReceiver(of: device, asking: "GET_STATUS") { connection in try await DeviceInfo.ask(connection) }
     }
 
     /// Whether `applicationID` is available on `device` (`GET_APP_AVAILABILITY` answers `APP_AVAILABLE`).
     ///
     /// - Throws: ``CastDiscoveryError/Code/deviceUnreachable`` when the question could not be asked.
     func isAvailable(_ applicationID: String, on device: CastDevice) async throws(CastDiscoveryError) -> Bool {
-        let reply = try await ask(device, ["type": "GET_APP_AVAILABILITY", "appId": [.string(applicationID)]])
+        let reply = try await onReceiver(of: device, asking: "GET_APP_AVAILABILITY") { connection in
+            try await connection.request(
+                namespace: CastNamespace.receiver,
+                to: CastEndpoint.receiver,
+                payload: ["type": "GET_APP_AVAILABILITY", "appId": [.string(applicationID)]]
+            ).json()
+        }
         return reply["availability"]?[applicationID]?.stringValue == "APP_AVAILABLE"
     }
 
-    private func connect(_ device: CastDevice) async throws(CastDiscoveryError) -> CastConnection {
+    /// Connects, opens the virtual connection to `receiver-0`, runs `body`, and closes, whatever happened.
+    private func onReceiver<Result: Sendable>(
+        of device: CastDevice,
+        asking question: String,
+        _ body: (CastConnection) async throws -> Result
+    ) async throws(CastDiscoveryError) -> Result {
         var configuration = CastConnection.Configuration()
         configuration.connectTimeout = timeout
         configuration.requestTimeout = timeout
-        let host = device.host
+        let endpoint = "\(device.host):\(device.port)"
         let connection: CastConnection
         do {
             connection = try await CastConnection.connect(
-                host: host,
+                host: device.host,
                 port: device.port,
                 configuration: configuration,
                 eventLoopGroup: eventLoopGroup,
                 logger: logger
             )
         } catch {
-            throw CastDiscoveryError(.deviceUnreachable, "cannot connect to \(host):\(device.port)", cause: error)
+            throw CastDiscoveryError(.deviceUnreachable, "cannot connect to \(endpoint)", cause: error)
         }
-        return connection
-    }
-
-    private func ask(_ device: CastDevice, _ payload: JSONValue) async throws(CastDiscoveryError) -> JSONValue {
-        let host = device.host
-        let connection = try await connect(device)
         do {
             try await connection.openVirtualConnection(to: CastEndpoint.receiver)
-            let reply = try await connection.request(
-                namespace: CastNamespace.receiver,
-                to: CastEndpoint.receiver,
-                payload: payload
-            )
+            let result = try await body(connection)
             await connection.close()
-            return try reply.json()
+            return result
         } catch {
             await connection.close()
-            let type = payload["type"]?.stringValue ?? "request"
-            throw CastDiscoveryError(.deviceUnreachable, "\(host):\(device.port) did not answer \(type)", cause: error)
+            throw CastDiscoveryError(.deviceUnreachable, "\(endpoint) did not answer \(question)", cause: error)
         }
     }
 }

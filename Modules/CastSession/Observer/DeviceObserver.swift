@@ -25,16 +25,13 @@ public struct DeviceActivity: Sendable {
     }
 
     /// The running app; `nil` when the device is idle (its idle screen counts as idle).
-    public var application: ApplicationMetadata? {
-        guard let app = deviceStatus.application, !app.isIdleScreen else { return nil }
-        return app
-    }
+    public var application: ApplicationMetadata? { deviceStatus.runningApplication }
 
     /// Whether the device runs no app.
     public var isIdle: Bool { application == nil }
 
     /// Whether the running app speaks the media namespace (and so can be paused, sought, …).
-    public var playsMedia: Bool { application?.namespaces.contains(CastNamespace.media) == true }
+    public var playsMedia: Bool { application?.playsMedia == true }
 }
 
 /// Follows what one device is doing without starting or joining a session (a GCK sender's Cast dialog, Home
@@ -128,8 +125,9 @@ public final class DeviceObserver: Sendable {
         do {
             if stopped { throw CancellationError() }
             try await connection.openVirtualConnection(to: CastEndpoint.receiver)
-            let (status, info) = try await DeviceInfo.ask(connection)
-            if let info, device.isStatic { state.withLock { $0.device.apply(info) } }
+            // Only a device known by its address is asked what it is (and only then waited for).
+            let (status, info) = try await DeviceInfo.ask(connection, describing: device.isStatic)
+            if let info { state.withLock { $0.device.apply(info) } }
             await apply(DeviceStatus(json: status), on: connection)
         } catch {
             await stop()
@@ -276,8 +274,7 @@ public final class DeviceObserver: Sendable {
     /// Takes a new receiver status: follows the media app it names (closing the previous app's virtual
     /// connection), reads its media status, and publishes.
     private func apply(_ status: DeviceStatus, on connection: CastConnection) async {
-        let app = status.application.flatMap { $0.isIdleScreen ? nil : $0 }
-        let mediaTransport = app.flatMap { $0.namespaces.contains(CastNamespace.media) ? $0.transportID : nil }
+        let mediaTransport = status.runningApplication.flatMap { $0.playsMedia ? $0.transportID : nil }
         let (previous, changed) = state.withLock { state -> (String?, Bool) in
             state.deviceStatus = status
             let previous = state.mediaTransportID

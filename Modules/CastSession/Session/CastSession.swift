@@ -64,7 +64,7 @@ public final class CastSession: Sendable {
         self.logger = logger
         self.state = Mutex(State(device: device, application: application, deviceStatus: deviceStatus))
         let box = SessionBox()
-        if application.namespaces.contains(CastNamespace.media) {
+        if application.playsMedia {
             remoteMediaClient = RemoteMediaClient(
                 channel: SessionMediaChannel(
                     connection: connection,

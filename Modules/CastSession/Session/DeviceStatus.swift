@@ -17,6 +17,12 @@ public struct DeviceStatus: Sendable, Hashable {
     /// The running application, if any (the idle screen included).
     public var application: ApplicationMetadata?
 
+    /// The running application unless it is the idle screen: what a sender can join.
+    public var runningApplication: ApplicationMetadata? {
+        guard let application, !application.isIdleScreen else { return nil }
+        return application
+    }
+
     /// The status a receiver command (SET_VOLUME, …) answers with.
     ///
     /// - Throws: ``CastSessionError/Code/invalidResponse`` when the answer is not a RECEIVER_STATUS.
@@ -58,6 +64,9 @@ public struct ApplicationMetadata: Sendable, Hashable {
     public var statusText: String?
     /// Whether this is the idle screen (no real session).
     public var isIdleScreen: Bool
+
+    /// Whether the app speaks the media namespace (and so can be paused, sought, …).
+    public var playsMedia: Bool { namespaces.contains(CastNamespace.media) }
 
     init?(json: JSONValue) {
         guard let id = json["appId"]?.stringValue, let sessionID = json["sessionId"]?.stringValue else { return nil }

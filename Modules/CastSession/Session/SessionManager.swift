@@ -239,26 +239,19 @@ public final class SessionManager: Sendable {
         do {
             try await connection.openVirtualConnection(to: CastEndpoint.receiver)
             let watcher = connection.messages()
+            // Known only by address: the device's own name, model and capabilities, if it answers at once.
             var device = device
-            let status: DeviceStatus
-            if device.isStatic {
-                // Known only by address: the device's own name, model and capabilities, if it answers at once.
-                let (json, info) = try await DeviceInfo.ask(connection, grace: Self.deviceInfoGrace)
-                status = DeviceStatus(json: json)
-                if let info { device.apply(info) }
-            } else {
-                status = DeviceStatus(
-                    json: try await connection.request(
-                        namespace: CastNamespace.receiver,
-                        to: CastEndpoint.receiver,
-                        payload: ["type": "GET_STATUS"]
-                    ).json()
-                )
-            }
+            let (json, info) = try await DeviceInfo.ask(
+                connection,
+                describing: device.isStatic,
+                grace: Self.deviceInfoGrace
+            )
+            let status = DeviceStatus(json: json)
+            if let info { device.apply(info) }
             let application: ApplicationMetadata
             var finalStatus = status
             if case .resume(let sessionID, let joiningApplicationID) = mode {
-                guard let running = status.application, running.sessionID == sessionID, !running.isIdleScreen,
+                guard let running = status.runningApplication, running.sessionID == sessionID,
                     joiningApplicationID == nil || running.applicationID == joiningApplicationID
                 else {
                     throw CastSessionError(
@@ -268,7 +261,7 @@ public final class SessionManager: Sendable {
                 }
                 application = running
             } else if case .joinRunning(let wanted) = mode {
-                guard let running = status.application, !running.isIdleScreen else {
+                guard let running = status.runningApplication else {
                     throw CastSessionError(.noApplicationRunning, "\(device.friendlyName) is idle: no app is running")
                 }
                 if let wanted, running.applicationID != wanted {
@@ -278,14 +271,12 @@ public final class SessionManager: Sendable {
                     )
                 }
                 application = running
-            } else if let running = status.application, running.applicationID == options.receiverApplicationID,
-                !running.isIdleScreen, !options.launchOptions.relaunchIfRunning || mode == .launchOrJoin
+            } else if let running = status.runningApplication, running.applicationID == options.receiverApplicationID,
+                !options.launchOptions.relaunchIfRunning || mode == .launchOrJoin
             {
                 application = running
             } else {
-                if let running = status.application, running.applicationID == options.receiverApplicationID,
-                    !running.isIdleScreen
-                {
+                if let running = status.runningApplication, running.applicationID == options.receiverApplicationID {
                     // Relaunch: end the running instance first, so LAUNCH starts a new session instead of joining.
                     _ = try await connection.request(
                         namespace: CastNamespace.receiver,
