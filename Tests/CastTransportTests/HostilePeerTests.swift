@@ -110,11 +110,15 @@ struct HostilePeerTests {
         let harness = try await LoopbackHarness.start(configuration: configuration)
         let (client, _) = try await harness.connectClient()
         let events = StreamReader(client.events())
-        let closed = try await events.first(within: .seconds(60), "the server to close a silent sender") {
-            if case .disconnected = $0 { return true }
-            return false
+        // On a busy machine the close can come before this subscription: then the connection is already down.
+        if client.isConnected {
+            let closed = try await events.first(within: .seconds(60), "the server to close a silent sender") {
+                if case .disconnected = $0 { return true }
+                return false
+            }
+            #expect(closed == .disconnected(.connectionClosed))
         }
-        #expect(closed == .disconnected(.connectionClosed))
+        #expect(!client.isConnected)
         #expect(harness.server.connectionCount == 0)
         await harness.server.close()
     }
