@@ -77,7 +77,7 @@ extension CLIRuntime {
     /// The session's media client, or exit 5 when the running app plays no media.
     func mediaClient(_ session: CastSession) throws -> RemoteMediaClient {
         guard let client = session.remoteMediaClient else {
-            let app = session.application.name ?? session.application.applicationID
+            let app = session.application.displayName
             throw CLIError(
                 .nothingToControl,
                 "the app running on \(session.device.friendlyName) (\(app)) plays no media: there is nothing to "

@@ -71,7 +71,7 @@ public struct StatusSnapshot: Sendable {
     /// The player state shown to people: `LOADING` while loading, else the player state.
     public var playerState: String {
         guard let media else { return "NO_MEDIA" }
-        return (media.extendedPlayerState ?? media.playerState).rawValue
+        return media.shownPlayerState.rawValue
     }
 
     /// The stable JSON form (documented in the README's `--json` section).

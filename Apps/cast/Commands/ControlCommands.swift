@@ -70,7 +70,7 @@ struct StopCommand: AsyncParsableCommand {
             try await client.requestStatus().response()
             try await client.stop().response()
             if !runtime.global.json {
-                let app = session.application.name ?? session.application.applicationID
+                let app = session.application.displayName
                 runtime.say(
                     "stopped playback on \(session.device.friendlyName); \(app) keeps running ('cast app stop' ends it)"
                 )

@@ -50,7 +50,7 @@ struct DemoCommand: AsyncParsableCommand {
             let context = runtime.makeContext()
             let session = try await context.sessionManager.startSession(with: device)
             steps.say(
-                "Started a session: launched \(session.application.name ?? session.application.applicationID) (session \(session.sessionID))."
+                "Started a session: launched \(session.application.displayName) (session \(session.sessionID))."
             )
             guard let client = session.remoteMediaClient else {
                 throw CLIError(.failed, "the app has no media channel")

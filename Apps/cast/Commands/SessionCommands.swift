@@ -135,9 +135,9 @@ struct AppCommand: AsyncParsableCommand {
                 runtime.emit(
                     json: [
                         "stopped": "app", "device": .string(device.friendlyName),
-                        "app": ["id": .string(app.applicationID), "name": app.name.map { .string($0) } ?? .null],
+                        "app": DeviceText.json(app),
                     ],
-                    text: "stopped the app \(app.name ?? app.applicationID) on \(device.friendlyName); casting ended"
+                    text: "stopped the app \(app.displayName) on \(device.friendlyName); casting ended"
                 )
             } catch {
                 throw runtime.fail(error)
@@ -161,10 +161,10 @@ struct LeaveCommand: AsyncParsableCommand {
                 json: [
                     "left": true, "sessionId": .string(session.sessionID),
                     "device": .string(session.device.friendlyName),
-                    "app": ["id": .string(app.applicationID), "name": app.name.map { .string($0) } ?? .null],
+                    "app": DeviceText.json(app),
                 ],
                 text:
-                    "left the session on \(session.device.friendlyName); \(app.name ?? app.applicationID) keeps running"
+                    "left the session on \(session.device.friendlyName); \(app.displayName) keeps running"
             )
         }
     }
@@ -338,11 +338,10 @@ enum DeviceText {
             json["volume"] = .number(activity.deviceStatus.volumeLevel)
             json["muted"] = .bool(activity.deviceStatus.isMuted)
             if let app = activity.application {
-                json["app"] = [
-                    "id": .string(app.applicationID), "name": app.name.map { .string($0) } ?? .null,
-                    "statusText": app.statusText.map { .string($0) } ?? .null,
-                ]
-                json["status"] = .string(app.statusText ?? app.name ?? app.applicationID)
+                var appJSON = DeviceText.json(app)
+                appJSON["statusText"] = app.statusText.map { .string($0) } ?? .null
+                json["app"] = appJSON
+                json["status"] = .string(app.statusText ?? app.displayName)
             } else {
                 json["status"] = .string("")
             }
@@ -350,7 +349,7 @@ enum DeviceText {
                 json["media"] = [
                     "title": (media.media?.metadata?.displayTitle ?? media.media?.contentID).map { .string($0) }
                         ?? .null,
-                    "playerState": .string((media.extendedPlayerState ?? media.playerState).rawValue),
+                    "playerState": .string(media.shownPlayerState.rawValue),
                 ]
             }
             return json
@@ -362,6 +361,11 @@ enum DeviceText {
             if !kind.isEmpty { line += "  \(kind.joined(separator: "+"))" }
             return line + "  " + DeviceText.doing(activity)
         }
+    }
+
+    /// An app as `--json` output names it: `{id, name}`.
+    static func json(_ app: ApplicationMetadata) -> JSONValue {
+        ["id": .string(app.applicationID), "name": app.name.map { .string($0) } ?? .null]
     }
 
     static func capabilities(_ device: CastDevice) -> [String] {
@@ -379,9 +383,9 @@ enum DeviceText {
             return "unreachable (\(error.code))"
         case .success(let activity):
             guard let app = activity.application else { return "idle" }
-            let name = app.name ?? app.applicationID
+            let name = app.displayName
             guard let media = activity.mediaStatus else { return name }
-            let state = (media.extendedPlayerState ?? media.playerState).rawValue.lowercased()
+            let state = media.shownPlayerState.rawValue.lowercased()
             let title = media.media?.metadata?.displayTitle ?? media.media?.contentID ?? "untitled"
             return "\(state): \(title) (\(name))"
         }

@@ -109,7 +109,7 @@ public final class RemoteMediaClient: Sendable {
     public var playerState: PlayerState {
         state.withLock { state in
             guard let status = state.status else { return .idle }
-            return status.extendedPlayerState ?? status.playerState
+            return status.shownPlayerState
         }
     }
 

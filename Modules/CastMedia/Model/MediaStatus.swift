@@ -78,6 +78,8 @@ public struct MediaStatus: JSONConvertible, Hashable {
     public var idleReason: IdleReason?
     /// `LOADING` while a load is in progress (``playerState`` stays idle then).
     public var extendedPlayerState: PlayerState?
+    /// The state to show people: ``PlayerState/loading`` while a load is in progress, else ``playerState``.
+    public var shownPlayerState: PlayerState { extendedPlayerState ?? playerState }
     /// Position in seconds when the status was made.
     public var currentTime: Double
     public var playbackRate: Double

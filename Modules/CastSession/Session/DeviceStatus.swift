@@ -62,6 +62,9 @@ public struct ApplicationMetadata: Sendable, Hashable {
     /// The namespaces the app serves.
     public var namespaces: [String]
     public var statusText: String?
+
+    /// The app's display name, or its id when it has none: what to call it in messages.
+    public var displayName: String { name ?? applicationID }
     /// Whether this is the idle screen (no real session).
     public var isIdleScreen: Bool
 

@@ -267,7 +267,7 @@ public final class SessionManager: Sendable {
                 if let wanted, running.applicationID != wanted {
                     throw CastSessionError(
                         .noApplicationRunning,
-                        "\(device.friendlyName) runs \(running.name ?? running.applicationID), not \(wanted)"
+                        "\(device.friendlyName) runs \(running.displayName), not \(wanted)"
                     )
                 }
                 application = running
