@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "CastControllers", targets: ["CastControllers"]),
         .library(name: "CastReceiver", targets: ["CastReceiver"]),
         .library(name: "CastStyleConfig", targets: ["CastStyleConfig"]),
+        .library(name: "CastMediaServer", targets: ["CastMediaServer"]),
         .executable(name: "cast", targets: ["cast"]),
         .executable(name: "cast-receiver", targets: ["cast-receiver"]),
     ],
@@ -132,6 +133,17 @@ let package = Package(
             ],
             path: "Modules/CastStyleConfig",
             exclude: ["README.md"]
+        ),
+        .target(
+            name: "CastMediaServer",
+            dependencies: [
+                "CastLogging",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Modules/CastMediaServer"
         ),
         .target(
             name: "CastReceiver",
@@ -271,6 +283,16 @@ let package = Package(
             name: "CastStyleConfigTests",
             dependencies: ["CastStyleConfig", "CastSession", "CastLogging", "CastDiscovery"],
             path: "Tests/CastStyleConfigTests"
+        ),
+        .testTarget(
+            name: "CastMediaServerTests",
+            dependencies: [
+                "CastMediaServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/CastMediaServerTests"
         ),
         .testTarget(
             name: "CastReceiverTests",
