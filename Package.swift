@@ -149,6 +149,8 @@ let package = Package(
             name: "CastReceiver",
             dependencies: [
                 "CastLogging",
+                "CastMedia",
+                "CastMediaServer",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -166,6 +168,7 @@ let package = Package(
                 "CastDiscovery",
                 "CastLogging",
                 "CastMedia",
+                "CastMediaServer",
                 "CastReceiver",
                 "CastSession",
                 "CastStyleConfig",

@@ -26,7 +26,10 @@ struct CastReceiverCommand: AsyncParsableCommand {
             find it by mDNS or connect by host and port. Without a reachable avahi-daemon, or with --no-mdns, \
             devices are not advertised (mDNS announces this machine's interface addresses: use --host 0.0.0.0 \
             or an interface address for senders elsewhere). Content URLs are not fetched: media plays for its \
-            declared duration (or --default-duration); URLs containing 'fail=1' or on a '.invalid' host fail to load.
+            declared duration (or --default-duration); URLs containing 'fail=1' or on a '.invalid' host fail to load. \
+            With --fetch-media, LOAD fetches the media as a device's player does (a device's headers, CORS \
+            required for HLS and text tracks, HLS followed to its first segment), fails with the device's \
+            detailedErrorCode when it cannot, and plays for the duration read from the media.
 
             Examples:
               cast-receiver                          one device on 127.0.0.1:8009
@@ -46,6 +49,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Option(help: "Write every frame in and out as JSON lines to this file.") var wireLog: String?
     @Option(help: "Duration in seconds of media that declares none.") var defaultDuration = 600.0
     @Option(help: "Seconds each LOAD spends loading.") var loadDuration = 0.0
+    @Flag(help: "Fetch media on LOAD as a device does, and fail LOAD as a device would.") var fetchMedia = false
     @Option(help: "App id of the emulated Android TV (Cast Connect) app.") var androidTVAppID = "A1B2C3D4"
     @Option(help: "A custom echo app as APPID=urn:x-cast:namespace (repeatable).") var echoApp: [String] = []
     @Option(help: "Minimum log level (trace, debug, info, notice, warning, error, critical, off).")
@@ -135,6 +139,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
             configuration.identity = identity
             configuration.defaultMediaDuration = defaultDuration
             configuration.loadDuration = loadDuration
+            configuration.fetchesMedia = fetchMedia
             configuration.maximumConnections = maxConnections
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
             configuration.handshakeTimeout = .milliseconds(Int64(handshakeTimeout * 1000))

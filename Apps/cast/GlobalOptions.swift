@@ -3,6 +3,7 @@ import CastControllers
 import CastDiscovery
 import CastLogging
 import CastMedia
+import CastMediaServer
 import CastSession
 import CastStyleConfig
 import CastTransport
@@ -173,6 +174,13 @@ struct CLIRuntime: Sendable {
                 return (CastExit.usage, "usage")
             case is CastConfigError:
                 return (CastExit.usage, "configuration")
+            case let error as CastMediaServerError:
+                switch error.code {
+                case .unreachable: return (CastExit.failed, "unreachable")
+                case .toolMissing: return (CastExit.failed, "missing-tool")
+                case .notShareable, .invalidSubtitles, .invalidPlaylist: return (CastExit.usage, "usage")
+                default: return (CastExit.failed, "media")
+                }
             case let error as CLIError:
                 return (error.exit, error.kind)
             default:
@@ -180,14 +188,11 @@ struct CLIRuntime: Sendable {
             }
         }()
         if global.json {
-            say(
-                JSONValue.object([
-                    "error": [
-                        "kind": .string(kind), "message": .string("\(error)"),
-                        "exitCode": .number(Double(code.rawValue)),
-                    ]
-                ]).jsonString
-            )
+            var object: JSONValue = [
+                "kind": .string(kind), "message": .string("\(error)"), "exitCode": .number(Double(code.rawValue)),
+            ]
+            if let diagnosis = (error as? CastMediaServerError)?.diagnosis { object["diagnosis"] = diagnosis.json }
+            say(JSONValue.object(["error": object]).jsonString)
         } else {
             warn("error: \(error)")
         }

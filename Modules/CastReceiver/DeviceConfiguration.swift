@@ -22,6 +22,10 @@ public struct DeviceConfiguration: Sendable {
     public var identity: TLSIdentity?
     /// Duration of BUFFERED media that declares none, in seconds. Defaults to 600.
     public var defaultMediaDuration: Double = 600
+    /// Whether LOAD fetches the media as a device's player does (HTTP(S) with a device's headers, CORS checked
+    /// for HLS and text tracks, the duration read from the media) and fails with the device's error when it
+    /// cannot. Defaults to `false`: URLs are not fetched and media plays for its declared duration.
+    public var fetchesMedia = false
     /// How long LOAD takes before playback starts, in seconds. Defaults to 0 (immediate).
     public var loadDuration: Double = 0
     /// Decides whether content fails to load, returning a `detailedErrorCode`. By default URLs with `fail=1`

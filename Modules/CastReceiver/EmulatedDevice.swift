@@ -49,6 +49,9 @@ public final class EmulatedDevice: Sendable {
         /// Connections the drop faults ended so far (against ``FaultInjection/dropLimit``).
         var drops = 0
         var mediaTimer: EmulatorTimer?
+        /// The last media fetch started (``DeviceConfiguration/fetchesMedia``): each waits for the one before,
+        /// so requests reach the player in the order they arrived.
+        var lastFetch: Task<Void, Never>?
         var server: CastServer?
         var port: Int
     }
@@ -376,6 +379,10 @@ public final class EmulatedDevice: Sendable {
         let requester = Requester(connectionID: id, senderID: message.sourceID)
         if message.namespace == CastNamespace.media, state.running.player != nil {
             guard let request = (try? message.json())?.objectValue else { return [] }
+            if configuration.fetchesMedia, MediaFetcher.needsFetch(request) {
+                fetchThenHandle(request, from: requester, state: &state)
+                return []
+            }
             let deliveries = state.running.player!.handle(request, from: requester, at: now)
             rescheduleMedia(state: &state, now: now)
             return resolve(deliveries, state: state)
@@ -520,6 +527,38 @@ public final class EmulatedDevice: Sendable {
         let outgoing: [Outgoing] = state.withLock { state in
             guard state.running.player != nil else { return [] }
             let deliveries = state.running.player!.advance(to: now)
+            rescheduleMedia(state: &state, now: now)
+            return resolve(deliveries, state: state)
+        }
+        deliver(outgoing)
+    }
+
+    // MARK: - Fetching media like a device
+
+    /// Fetches what `request` loads, then hands it to the player with what fetching found (the duration, or
+    /// the failure a device would report). Runs after earlier fetches, so requests keep their order.
+    private func fetchThenHandle(_ request: [String: JSONValue], from requester: Requester, state: inout State) {
+        let previous = state.lastFetch
+        let transportID = state.running.transportID
+        let logger = self.logger
+        state.lastFetch = Task { [weak self] in
+            await previous?.value
+            let fetched: [String: JSONValue]
+            do {
+                fetched = await MediaFetcher.fetchAll(request, fetcher: try MediaFetcher(), logger: logger)
+            } catch {
+                fetched = request
+            }
+            self?.handleFetched(fetched, from: requester, transportID: transportID)
+        }
+    }
+
+    private func handleFetched(_ request: [String: JSONValue], from requester: Requester, transportID: String) {
+        let now = clock.now
+        let outgoing: [Outgoing] = state.withLock { state in
+            // The app may have stopped (or another launched) while fetching: the request has no player left.
+            guard state.running.transportID == transportID, state.running.player != nil else { return [] }
+            let deliveries = state.running.player!.handle(request, from: requester, at: now)
             rescheduleMedia(state: &state, now: now)
             return resolve(deliveries, state: state)
         }

@@ -81,7 +81,7 @@ struct DaemonLossLabTests {
         let republisher = try ChildProcess(publish)
         defer { republisher.terminate() }
         _ = try await republisher.waitForOutput("Established")
-        FileManager.default.createFile(atPath: restarted, contents: Data())
+        _ = FileManager.default.createFile(atPath: restarted, contents: Data())
 
         let status = try await child.waitForExit()
         try await Task.sleep(for: .milliseconds(50))  // the pipe's last bytes

@@ -306,6 +306,80 @@ def terminal_uis(port):
     cast("app", "stop")
 
 
+def local_files():
+    """Casting this computer's files: served, titled, subtitled, fetched by a device-like emulator, diagnosed."""
+    if shutil.which("ffmpeg") is None:
+        check("ffmpeg is installed for the local-file checks (Tools/setup.sh test installs it)", False)
+        return
+    folder = tempfile.mkdtemp(prefix="cast-e2e-media-")
+    try:
+        for index, seconds in ((1, 3), (2, 2), (10, 2)):
+            subprocess.run(["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5",
+                            "-f", "lavfi", "-i", "sine=frequency=440", "-t", str(seconds), "-c:v", "libx264",
+                            "-c:a", "aac", "-shortest", os.path.join(folder, f"Clip {index}.mp4")], check=True)
+        with open(os.path.join(folder, "Clip 1.srt"), "w", encoding="latin-1") as srt:
+            srt.write("1\r\n00:00:00,500 --> 00:00:01,500\r\nCaf\xe9 <i>ouvert</i>\r\n\r\n2\r\nnot a time\r\nbroken\r\n")
+        os.mkdir(os.path.join(folder, "other"))
+        with open(os.path.join(folder, "other", "notes.mp4"), "w") as fake:
+            fake.write("this is not a video\n" * 100)
+        fetching = start_receiver("--fetch-media", "--name", "Fetching TV")
+        clip = os.path.join(folder, "Clip 1.mp4")
+        code, out, text = cast("play", clip, "--host", f"127.0.0.1:{fetching}", "--json")
+        check("play ./file.mp4 reaches PLAYING on a device that fetches it", code == 0 and media(out).get("playerState") == "PLAYING", text)
+        check("... with the clip's real duration (from its moov)", abs((media(out).get("duration") or 0) - 3) < 0.2, out)
+        check("... titled with the file's name", media(out).get("title") == "Clip 1", out)
+        check("... served over HTTP with a token path", "/Clip%201.mp4" in media(out).get("contentId", "") and media(out).get("contentId", "").startswith("http://127.0.0.1:"), out)
+        check("... its sidecar .srt (Latin-1, CRLF) became the enabled track", media(out).get("activeTrackIds") == [1], out)
+        check("... and the broken cue was reported with its line", "Clip 1.srt line 6" in text, text)
+
+        code, out, text = cast("play", folder, "--host", f"127.0.0.1:{fetching}", "--json")
+        check("play FOLDER queues its media files, sorted as people sort (2 before 10), skipping the rest",
+              code == 0 and (media(out).get("queue") or {}).get("count") == 3 and media(out).get("title") == "Clip 1", text)
+
+        playlist = os.path.join(folder, "list.m3u")
+        with open(playlist, "w") as m3u:
+            m3u.write("#EXTM3U\n#EXTINF:2,Second clip\nClip 2.mp4\nClip 10.mp4\n")
+        code, out, text = cast("play", playlist, "--host", f"127.0.0.1:{fetching}", "--json")
+        check("play list.m3u queues its entries with their titles",
+              code == 0 and (media(out).get("queue") or {}).get("count") == 2 and media(out).get("title") == "Second clip", text)
+
+        code, out, text = cast("play", os.path.join(folder, "other", "notes.mp4"), "--host", f"127.0.0.1:{fetching}", "--json")
+        check("a file that is not media fails LOAD as on a device (104) with the diagnosis",
+              code == 1 and "104" in json.dumps(out) and ((out or {}).get("error") or {}).get("diagnosis", {}).get("cause") == "fetchedButRejected", text)
+
+        web = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "0"], cwd=folder,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            line = web.stdout.readline()
+            web_port = int(line.split("port ")[1].split(" ")[0])
+            with open(os.path.join(folder, "plain.vtt"), "w") as vtt:
+                vtt.write("WEBVTT\n\n00:00.000 --> 00:01.000\nhi\n")
+            code, out, text = cast("play", f"http://127.0.0.1:{web_port}/Clip%202.mp4", "--subtitles",
+                                   f"http://127.0.0.1:{web_port}/plain.vtt", "--host", f"127.0.0.1:{fetching}", "--json")
+            check("subtitles from a server without CORS fail as a device's text track does (600)",
+                  code == 1 and "600" in json.dumps(out), text)
+            code, out, text = cast("play", f"http://127.0.0.1:{web_port}/missing.mp4", "--host", f"127.0.0.1:{fetching}", "--json")
+            check("a URL answering 404 fails LOAD with 104", code == 1 and "104" in json.dumps(out), text)
+        finally:
+            web.terminate()
+
+        blind = start_receiver("--name", "Blind TV")
+        started = time.monotonic()
+        code, out, text = cast("play", clip, "--host", f"127.0.0.1:{blind}", "--json")
+        diagnosis = ((out or {}).get("error") or {}).get("diagnosis") or {}
+        check("a device that never fetches: exit 1, kind unreachable, with the diagnosis",
+              code == 1 and (out or {}).get("error", {}).get("kind") == "unreachable" and diagnosis.get("cause") == "noConnection", text)
+        check("... naming the address, port and the flags that fix it",
+              diagnosis.get("address") == "127.0.0.1" and diagnosis.get("port", 0) > 0
+              and any("--serve-port" in advice for advice in diagnosis.get("advice", [])), diagnosis)
+        print(f"  unreachable diagnosed after {time.monotonic() - started:.1f} s", flush=True)
+        code, _, text = cast("play", clip, "--host", f"127.0.0.1:{blind}", "--serve-port", "0-5")
+        check("--serve-port out of range is a usage error", code == 2, text)
+        cast("app", "stop", "--host", f"127.0.0.1:{fetching}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main():
     for binary in (CAST, RECEIVER):
         if not os.path.exists(binary):
@@ -321,6 +395,7 @@ def main():
         custom_channels(port)
         mini_controller(port)
         terminal_uis(port)
+        local_files()
     finally:
         for process in receivers:
             process.terminate()

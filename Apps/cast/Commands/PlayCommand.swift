@@ -5,16 +5,23 @@ import CastMedia
 import CastSession
 import CastTransport
 
-/// `cast play URL…`: start (or join) a session and load media; several URLs make a queue.
+/// `cast play URL|FILE|FOLDER|PLAYLIST|-…`: start (or join) a session and load media; several make a queue.
+/// Anything local is served to the device from this computer for as long as it plays.
 struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Cast one URL, or several as a queue.",
+        abstract: "Cast URLs, files, folders or playlists (several make a queue); - reads standard input.",
         discussion: """
             Without --detach the mini controller shows until playback ends: q leaves the session running \
-            (so does Ctrl-C), s stops casting.
+            (so does Ctrl-C), s stops casting. Local files are served from this computer on the address that \
+            routes to the device (--serve-address and --serve-port change it) until playback ends; subtitles \
+            next to a file (movie.srt, movie.en.srt, movie.fr.vtt) become tracks, and .srt/.ass are converted \
+            to WebVTT.
 
-            Example: cast play https://example.com/a.mp4 --title "Big Buck Bunny" --subtitles https://example.com/a.vtt
+            Examples:
+              cast play https://example.com/a.mp4 --title "Big Buck Bunny" --subtitles https://example.com/a.vtt
+              cast play ./movie.mp4 --subtitles ./movie.srt
+              yt-dlp -o - URL | cast play -
             """
     )
 
@@ -22,7 +29,7 @@ struct PlayCommand: AsyncParsableCommand {
     enum Repeat: String, ExpressibleByArgument, CaseIterable { case off, all, single, shuffle }
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Media URLs.") var urls: [String]
+    @Argument(help: "Media URLs, files, folders, .m3u/.pls playlists, or - for standard input.") var urls: [String]
     @Option(help: "Title (first item).") var title: String?
     @Option(help: "Subtitle (first item).") var subtitle: String?
     @Option(help: "Artwork URL.") var image: String?
@@ -30,8 +37,13 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "buffered or live.") var streamType: StreamType = .buffered
     @Option(help: "Start position in seconds.") var start: Double?
     @Option(help: "Playback rate (0.5…2).") var rate: Double?
-    @Option(help: "A WebVTT subtitle track URL.") var subtitles: String?
+    @Option(help: "Subtitles for the first item: a URL (WebVTT), or a .vtt, .srt, .ass or .ssa file.") var subtitles:
+        String?
     @Option(help: "Subtitle language.") var subtitlesLang = "en-US"
+    @Option(help: "Serve local files on this address (default: the one that routes to the device).")
+    var serveAddress: String?
+    @Option(help: "Serve local files on this port, or the first free one of a range A-B (default: any free port).")
+    var servePort: String?
     @Flag(help: "Add to the running queue instead of replacing it.") var queue = false
     @Option(help: "Repeat mode: off, all, single, shuffle.") var `repeat`: Repeat = .off
     @Option(help: "Receiver app id (default: the Default Media Receiver).") var app: String?
@@ -41,7 +53,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Return after loading instead of showing the mini controller.") var detach = false
 
     func validate() throws {
-        guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
+        guard !urls.isEmpty else { throw ValidationError("give at least one URL or file") }
+        if let servePort, Self.ports(servePort) == nil {
+            throw ValidationError("--serve-port takes a port (8000) or a range (8000-8010) within 1…65535")
+        }
+        if urls.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be given once") }
         if let rate, !(0.5...2).contains(rate) { throw ValidationError("--rate must be within 0.5…2") }
         if credentialsType != nil, credentials == nil {
             throw ValidationError("--credentials-type needs --credentials")
@@ -63,28 +79,82 @@ struct PlayCommand: AsyncParsableCommand {
         }
     }
 
-    private func items() -> [QueueItem] {
-        urls.enumerated().map { index, url in
-            var media = MediaTypes.media(
-                for: url,
-                contentType: contentType,
-                streamType: streamType == .live ? .live : .buffered
-            )
-            if index == 0 {
+    /// `8000` or `8000-8010`.
+    static func ports(_ text: String) -> ClosedRange<Int>? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
+        guard (1...2).contains(parts.count), let lower = parts[0], let upper = parts.last ?? nil,
+            1 <= lower, lower <= upper, upper <= 65535
+        else { return nil }
+        return lower...upper
+    }
+
+    /// The queue items for the sources; local ones are served by `serving` (started when first needed).
+    private func items(
+        _ sources: [PlaySource],
+        serving: inout LocalServing?,
+        device: CastDevice
+    ) async throws -> [QueueItem] {
+        var items: [QueueItem] = []
+        for (index, source) in sources.enumerated() {
+            let first = index == 0
+            var extraTracks: [MediaTrack] = []
+            if first, let subtitles {
+                if subtitles.contains("://") {
+                    extraTracks = [.subtitles(id: 1, url: subtitles, language: subtitlesLang)]
+                } else {
+                    if serving == nil { serving = try await startServing(device) }
+                    extraTracks = [
+                        try serving!.subtitleTrack(file: subtitles, id: 1, language: subtitlesLang, name: nil)
+                    ]
+                }
+            }
+            var media: MediaInformation
+            var activeTrackIDs: [Int]?
+            switch source {
+            case .url(let url, let entryTitle):
+                media = MediaTypes.media(
+                    for: url,
+                    contentType: contentType,
+                    streamType: streamType == .live ? .live : .buffered
+                )
+                if let entryTitle { media.metadata?.title = entryTitle }
+                if !extraTracks.isEmpty {
+                    media.tracks = extraTracks
+                    activeTrackIDs = [extraTracks[0].id]
+                }
+            case .file(let path, let entryTitle):
+                if serving == nil { serving = try await startServing(device) }
+                (media, activeTrackIDs) = try serving!.media(
+                    forFile: path,
+                    title: first ? (title ?? entryTitle) : entryTitle,
+                    contentType: contentType,
+                    extraSubtitles: extraTracks
+                )
+            case .standardInput:
+                if serving == nil { serving = try await startServing(device) }
+                media = try await serving!.mediaForStandardInput(title: first ? title : nil, contentType: contentType)
+            }
+            if first {
                 if let title { media.metadata?.title = title }
-                media.metadata?.subtitle = subtitle
+                if let subtitle { media.metadata?.subtitle = subtitle }
                 if let image { media.metadata?.images = [WebImage(url: image)] }
             }
-            if index == 0, let subtitles {
-                media.tracks = [.subtitles(id: 1, url: subtitles, language: subtitlesLang)]
-            }
-            return QueueItem(media: media, activeTrackIDs: index == 0 && subtitles != nil ? [1] : nil)
+            items.append(QueueItem(media: media, activeTrackIDs: activeTrackIDs))
         }
+        return items
+    }
+
+    private func startServing(_ device: CastDevice) async throws -> LocalServing {
+        try await LocalServing.start(
+            reaching: device.host,
+            address: serveAddress,
+            ports: servePort.flatMap(Self.ports)
+        )
     }
 
     private func play(_ runtime: CLIRuntime) async throws {
+        let sources = try PlaySource.expand(urls)
         let context = runtime.makeContext()
-        let items = self.items()
         // A named device wins over the saved session: resume only a session saved for that device.
         let named = runtime.namesDevice ? try await runtime.resolveDevice() : nil
         var session = try? await context.sessionManager.resumeSavedSession(candidates: named.map { [$0] } ?? [])
@@ -106,7 +176,53 @@ struct PlayCommand: AsyncParsableCommand {
             session = try await context.sessionManager.startSession(with: device)
         }
         guard let session else { return }
+        var serving: LocalServing?
+        defer { if let server = serving?.server { Task { await server.stop() } } }
+        let items = try await self.items(sources, serving: &serving, device: session.device)
+        for warning in serving?.warnings ?? [] { runtime.warn(warning) }
         let client = try runtime.mediaClient(session)
+        do {
+            try await load(items, client: client)
+        } catch let error as CastMediaError where error.code == .loadFailed && serving != nil {
+            throw serving!.unreachable(after: error, device: session.device)
+        }
+        if let serving, let first = serving.watched.first {
+            // The device fetches before it plays; if it never asks, nothing will play, and only we can say why.
+            if await !serving.server.waitForRequest(
+                for: first,
+                from: session.device.addresses.first?.ip,
+                timeout: .seconds(8)
+            ) {
+                throw serving.unreachable(after: nil, device: session.device)
+            }
+        }
+        if items.count > 1 || self.repeat != .off, !queue {
+            _ = try? await client.queueSetRepeatMode(repeatMode).response()
+        }
+        if (detach || runtime.global.json), serving == nil {
+            runtime.printStatus(session)
+            await context.sessionManager.endSession(stopCasting: false)
+            return
+        }
+        if runtime.global.json || detach {
+            // Local content is served by this process: it stays until playback ends.
+            runtime.printStatus(session)
+            if detach { runtime.warn("serving local files until playback ends (Ctrl-C stops serving)") }
+            await LocalServing.untilPlaybackEnds(session)
+            await context.sessionManager.endSession(stopCasting: false)
+            return
+        }
+        let outcome = await PlayerController(session: session, style: runtime.style, interactive: runtime.isTTY).run(
+            layout: .mini
+        )
+        if outcome == .left, serving != nil {
+            runtime.warn("still serving local files until playback ends (Ctrl-C stops serving)")
+            await LocalServing.untilPlaybackEnds(session)
+        }
+        await context.sessionManager.endSession(stopCasting: outcome == .stopped)
+    }
+
+    private func load(_ items: [QueueItem], client: RemoteMediaClient) async throws {
         if queue, client.mediaStatus != nil {
             try await client.queueInsert(items).response()
         } else if items.count == 1 {
@@ -125,18 +241,6 @@ struct PlayCommand: AsyncParsableCommand {
             request.playbackRate = rate
             try await client.load(request).response()
         }
-        if items.count > 1 || self.repeat != .off, !queue {
-            _ = try? await client.queueSetRepeatMode(repeatMode).response()
-        }
-        if detach || runtime.global.json {
-            runtime.printStatus(session)
-            await context.sessionManager.endSession(stopCasting: false)
-            return
-        }
-        let outcome = await PlayerController(session: session, style: runtime.style, interactive: runtime.isTTY).run(
-            layout: .mini
-        )
-        await context.sessionManager.endSession(stopCasting: outcome == .stopped)
     }
 
     private var repeatMode: RepeatMode {

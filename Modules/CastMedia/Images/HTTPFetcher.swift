@@ -30,17 +30,43 @@ public struct HTTPFetcher: Sendable {
     /// - Throws: ``CastMediaError`` with ``CastMediaError/Code/imageDownloadFailed`` saying why (bad URL, TLS
     ///   verification, HTTP status, too large, timeout).
     public func fetch(_ url: String) async throws -> [UInt8] {
+        let response = try await get(url, headers: [("Accept", "image/*")])
+        guard response.status == 200 else {
+            throw CastMediaError(.imageDownloadFailed, "\(url) answered HTTP \(response.status)")
+        }
+        return response.body
+    }
+
+    /// One answer to ``get(_:headers:truncating:)``.
+    public struct Response: Sendable {
+        /// The HTTP status.
+        public var status: Int
+        /// The response headers, names lowercased (the last value of a repeated header wins).
+        public var headers: [String: String]
+        /// The body, or its first ``HTTPFetcher/maximumBodyBytes`` when truncated.
+        public var body: [UInt8]
+        /// Whether the body was cut at the limit (only with `truncating`).
+        public var isTruncated: Bool
+        /// The URL that answered, after redirects.
+        public var url: String
+    }
+
+    /// GETs `url` with extra `headers`, following redirects, and returns whatever status came back. With
+    /// `truncating`, a body over the limit is cut there instead of failing: enough to sniff a 4 GiB file.
+    ///
+    /// - Throws: ``CastMediaError`` with ``CastMediaError/Code/imageDownloadFailed`` for a bad URL, a connection
+    ///   or TLS failure, a body over the limit (without `truncating`), too many redirects, or the timeout.
+    public func get(_ url: String, headers: [(String, String)] = [], truncating: Bool = false) async throws -> Response
+    {
         var current = url
         for _ in 0...maximumRedirects {
-            let response = try await fetchOnce(current)
-            if (300..<400).contains(response.status), let location = response.location {
+            var response = try await fetchOnce(current, headers: headers, truncating: truncating)
+            if (300..<400).contains(response.status), let location = response.headers["location"] {
                 current = location.hasPrefix("/") ? Self.origin(of: current) + location : location
                 continue
             }
-            guard response.status == 200 else {
-                throw CastMediaError(.imageDownloadFailed, "\(url) answered HTTP \(response.status)")
-            }
-            return response.body
+            response.url = current
+            return response
         }
         throw CastMediaError(.imageDownloadFailed, "\(url) redirected more than \(maximumRedirects) times")
     }
@@ -88,13 +114,7 @@ public struct HTTPFetcher: Sendable {
         return "\(parsed.isHTTPS ? "https" : "http")://\(parsed.host):\(parsed.port)"
     }
 
-    struct Response {
-        var status: Int
-        var location: String?
-        var body: [UInt8]
-    }
-
-    private func fetchOnce(_ url: String) async throws -> Response {
+    private func fetchOnce(_ url: String, headers: [(String, String)], truncating: Bool) async throws -> Response {
         let target = try Self.parse(url)
         let eventLoop = eventLoopGroup.next()
         let handshake = eventLoop.makePromise(of: Void.self)
@@ -122,7 +142,9 @@ public struct HTTPFetcher: Sendable {
                         handshake.succeed()
                     }
                     try operations.addHTTPClientHandlers()
-                    try operations.addHandler(ResponseCollector(promise: response, limit: limit))
+                    try operations.addHandler(
+                        ResponseCollector(promise: response, url: url, limit: limit, truncating: truncating)
+                    )
                 }
             }
         let channel: any Channel
@@ -153,8 +175,10 @@ public struct HTTPFetcher: Sendable {
                 name: "Host",
                 value: target.port == defaultPort ? target.host : "\(target.host):\(target.port)"
             )
-            head.headers.add(name: "User-Agent", value: CastTransportVersion.userAgent)
-            head.headers.add(name: "Accept", value: "image/*")
+            if !headers.contains(where: { $0.0.lowercased() == "user-agent" }) {
+                head.headers.add(name: "User-Agent", value: CastTransportVersion.userAgent)
+            }
+            for (name, value) in headers { head.headers.add(name: name, value: value) }
             head.headers.add(name: "Connection", value: "close")
             channel.write(HTTPClientRequestPart.head(head), promise: nil)
             try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
@@ -172,26 +196,41 @@ private final class ResponseCollector: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
 
     private let promise: EventLoopPromise<HTTPFetcher.Response>
+    private let url: String
     private let limit: Int
+    private let truncating: Bool
     private var response: HTTPFetcher.Response?
 
-    init(promise: EventLoopPromise<HTTPFetcher.Response>, limit: Int) {
+    init(promise: EventLoopPromise<HTTPFetcher.Response>, url: String, limit: Int, truncating: Bool) {
         self.promise = promise
+        self.url = url
         self.limit = limit
+        self.truncating = truncating
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            var headers: [String: String] = [:]
+            for (name, value) in head.headers { headers[name.lowercased()] = value }
             response = HTTPFetcher.Response(
                 status: Int(head.status.code),
-                location: head.headers.first(name: "Location"),
-                body: []
+                headers: headers,
+                body: [],
+                isTruncated: false,
+                url: url
             )
         case .body(var buffer):
             guard var current = response else { return }
             guard current.body.count + buffer.readableBytes <= limit else {
-                promise.fail(CastMediaError(.imageDownloadFailed, "the image is larger than \(limit) bytes"))
+                if truncating {
+                    current.body += buffer.readBytes(length: limit - current.body.count) ?? []
+                    current.isTruncated = true
+                    response = nil
+                    promise.succeed(current)
+                } else {
+                    promise.fail(CastMediaError(.imageDownloadFailed, "the body is larger than \(limit) bytes"))
+                }
                 context.close(promise: nil)
                 return
             }

@@ -358,7 +358,7 @@ extension MediaPlayer {
             )
         )
 
-        if let code = settings.failure(url) {
+        if let code = request[MediaFetcher.failureKey]?.intValue ?? settings.failure(url) {
             deliveries.append(
                 MediaDelivery(
                     recipient: .everyone(except: nil),

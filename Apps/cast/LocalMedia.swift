@@ -1,0 +1,214 @@
+import CastDiscovery
+import CastMedia
+import CastMediaServer
+import CastSession
+import CastTransport
+import Foundation
+
+/// What `cast play` was given: URLs stay URLs; files, folders, playlists and `-` are served from this computer.
+enum PlaySource: Equatable {
+    case url(String, title: String?)
+    case file(path: String, title: String?)
+    case standardInput
+
+    var isLocal: Bool {
+        if case .url = self { return false }
+        return true
+    }
+
+    /// Expands the arguments in order: a folder becomes its media files (sorted as people sort, 2 before 10),
+    /// a playlist its entries (an HLS playlist stays one stream), `file://` URLs become paths.
+    static func expand(_ arguments: [String]) throws -> [PlaySource] {
+        try arguments.flatMap { argument -> [PlaySource] in
+            if argument == "-" { return [.standardInput] }
+            if argument.hasPrefix("file://"), let path = URL(string: argument)?.path { return try expand([path]) }
+            if argument.contains("://") { return [.url(argument, title: nil)] }
+            if FileManager.default.isDirectory(argument) { return try folder(argument) }
+            guard FileManager.default.isReadableFile(atPath: argument) else {
+                throw CLIError(.usage, "\(argument): no such file, and not a URL")
+            }
+            if PlaylistFile.isPlaylist(path: argument) {
+                let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: argument)))
+                if PlaylistFile.isHLSMediaPlaylist(bytes) { return [.file(path: argument, title: nil)] }
+                return try PlaylistFile.entries(in: bytes, playlistPath: argument).map { entry in
+                    switch entry.location {
+                    case .file(let path): return .file(path: path, title: entry.title)
+                    case .url(let url): return .url(url, title: entry.title)
+                    }
+                }
+            }
+            return [.file(path: argument, title: nil)]
+        }
+    }
+
+    private static func folder(_ path: String) throws -> [PlaySource] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: path)
+            .filter { name in
+                guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return false }
+                let type = MediaSniffer.mimeType(forExtension: String(name[name.index(after: dot)...])) ?? ""
+                return type.hasPrefix("video/") || type.hasPrefix("audio/")
+            }
+            .sorted { $0.compare($1, options: [.numeric, .caseInsensitive]) == .orderedAscending }
+        guard !names.isEmpty else { throw CLIError(.usage, "\(path): no media files in this folder") }
+        return names.map { .file(path: path + "/" + $0, title: nil) }
+    }
+}
+
+/// The media server of one `cast play`, and the media it made from local sources.
+struct LocalServing {
+    let server: MediaServer
+    /// The first item's main media, for the reachability check.
+    private(set) var watched: [SharedMedia] = []
+    /// Problems met converting subtitles, for the user.
+    private(set) var warnings: [String] = []
+
+    static func start(reaching host: String, address: String?, ports: ClosedRange<Int>?) async throws -> LocalServing {
+        LocalServing(
+            server: try await MediaServer.start(
+                reaching: host,
+                options: MediaServerOptions(address: address, ports: ports)
+            )
+        )
+    }
+
+    /// Media for a local file: served, titled with its name, with its sidecar subtitles as tracks (and `extra`
+    /// subtitles first, enabled).
+    mutating func media(
+        forFile path: String,
+        title: String?,
+        contentType: String?,
+        extraSubtitles: [MediaTrack]
+    ) throws -> (MediaInformation, activeTrackIDs: [Int]?) {
+        if path.lowercased().hasSuffix(".m3u8") {
+            // A local HLS stream: its segments are relative to it, so its folder is shared.
+            let folder = try server.share(folder: (path as NSString).deletingLastPathComponent)
+            let url = server.url(of: folder, relativePath: (path as NSString).lastPathComponent)
+            var media = MediaInformation(contentID: url, contentType: "application/x-mpegURL", streamType: .buffered)
+            media.metadata = .generic(title: title ?? Self.displayName(path))
+            watched.append(folder)
+            return (media, nil)
+        }
+        let shared = try server.share(file: path, contentType: contentType)
+        watched.append(shared)
+        var media = MediaInformation(contentID: shared.url, contentType: shared.contentType, streamType: .buffered)
+        media.metadata = .generic(title: title ?? Self.displayName(path))
+        var tracks = extraSubtitles
+        for sidecar in SidecarSubtitle.find(forMediaAt: path) {
+            guard
+                let track = try? subtitleTrack(
+                    file: sidecar.path,
+                    id: tracks.count + 1,
+                    language: sidecar.language,
+                    name: sidecar.title
+                )
+            else { continue }
+            tracks.append(track)
+        }
+        if !tracks.isEmpty { media.tracks = tracks }
+        return (media, tracks.isEmpty ? nil : [tracks[0].id])
+    }
+
+    /// Media for standard input: a live stream, typed from its first bytes.
+    mutating func mediaForStandardInput(title: String?, contentType: String?) async throws -> MediaInformation {
+        let shared = try await server.share(pipe: 0, name: "stdin", contentType: contentType)
+        watched.append(shared)
+        var media = MediaInformation(contentID: shared.url, contentType: shared.contentType, streamType: .live)
+        media.metadata = .generic(title: title ?? "Standard input")
+        return media
+    }
+
+    /// A WebVTT track for a subtitle file (SubRip and SubStation Alpha converted), served from memory.
+    mutating func subtitleTrack(file: String, id: Int, language: String?, name: String?) throws -> MediaTrack {
+        let fileExtension = (file as NSString).pathExtension
+        guard let format = SubtitleFormat(fileExtension: fileExtension) else {
+            throw CLIError(.usage, "\(file): subtitles must be .vtt, .srt, .ass or .ssa")
+        }
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        let converted = try SubtitleConverter.webVTT(from: bytes, format: format)
+        let fileName = (file as NSString).lastPathComponent
+        warnings += converted.problems.map { "\(fileName) \($0) (cue skipped)" }
+        let base = (fileName as NSString).deletingPathExtension
+        let shared = server.share(bytes: Array(converted.webVTT.utf8), name: base + ".vtt", contentType: "text/vtt")
+        return .subtitles(id: id, url: shared.url, language: language ?? "und", name: name)
+    }
+
+    /// The error for a device that did not fetch what was served (`loadError` when LOAD failed), with the diagnosis.
+    func unreachable(after loadError: CastMediaError?, device: CastDevice) -> CastMediaServerError {
+        let address = device.addresses.first?.ip
+        guard let first = watched.first else {
+            return CastMediaServerError(.unreachable, loadError.map { "\($0)" } ?? "the device fetched nothing")
+        }
+        let diagnosis = server.diagnose(first, deviceAddress: address)
+        let what: String
+        switch diagnosis.cause {
+        case .noConnection: what = "\(device.friendlyName) never connected to this computer to fetch \(first.name)"
+        case .otherPeersOnly: what = "\(device.friendlyName) did not fetch \(first.name); only other peers connected"
+        case .requestFailed: what = "\(device.friendlyName) asked for \(first.name) and was refused"
+        case .fetchedButRejected: what = "\(device.friendlyName) fetched \(first.name) but could not play it"
+        }
+        let reason = loadError.map { " (LOAD failed: \($0))" } ?? ""
+        return CastMediaServerError(.unreachable, what + reason + "\n" + diagnosis.text, diagnosis: diagnosis)
+    }
+
+    /// Waits until the media session ends (finished, stopped, failed) or the session does, serving meanwhile.
+    static func untilPlaybackEnds(_ session: CastSession) async {
+        guard let client = session.remoteMediaClient else { return }
+        let updates = client.statusUpdates()
+        let states = session.connectionStateUpdates()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var sawMedia = client.mediaStatus != nil
+                for await status in updates {
+                    guard let status else {
+                        if sawMedia { return }
+                        continue
+                    }
+                    sawMedia = true
+                    if status.playerState == .idle, status.idleReason != nil, status.idleReason != .interrupted {
+                        return
+                    }
+                }
+            }
+            group.addTask {
+                for await state in states where state == .disconnected { return }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    static func displayName(_ path: String) -> String {
+        ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+    }
+}
+
+extension FileManager {
+    fileprivate func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+}
+
+extension ReachabilityDiagnosis {
+    /// The diagnosis for people: what was served where, what arrived, what to do.
+    var text: String {
+        var lines = ["served at http://\(address.contains(":") ? "[\(address)]" : address):\(port) (\(addressReason))"]
+        let device = deviceAddress ?? "the device"
+        lines.append(
+            "connections seen: \(connections); requests from \(device): \(deviceRequests)"
+                + (statuses.isEmpty ? "" : " (answered \(statuses.map(String.init).joined(separator: ", ")))")
+        )
+        lines += advice.map { "try: " + $0 }
+        return lines.map { "  " + $0 }.joined(separator: "\n")
+    }
+
+    var json: JSONValue {
+        [
+            "address": .string(address), "port": .number(Double(port)), "addressReason": .string(addressReason),
+            "deviceAddress": deviceAddress.map(JSONValue.string) ?? .null,
+            "connections": .number(Double(connections)), "deviceRequests": .number(Double(deviceRequests)),
+            "statuses": .array(statuses.map { .number(Double($0)) }), "cause": .string(cause.rawValue),
+            "advice": .array(advice.map(JSONValue.string)),
+        ]
+    }
+}

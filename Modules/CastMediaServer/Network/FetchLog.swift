@@ -1,0 +1,146 @@
+import Synchronization
+
+/// One request the media server answered.
+public struct FetchRecord: Sendable, Hashable, Codable {
+    /// The token of the item asked for; `nil` when the path named none.
+    public var itemID: String?
+    /// The peer's address.
+    public var peer: String
+    /// `GET`, `HEAD`, …
+    public var method: String
+    /// The `Range` header, when sent.
+    public var range: String?
+    /// The HTTP status answered.
+    public var status: Int
+}
+
+/// What the server saw: connections and requests, per item and peer. It answers "did the device ever ask?"
+/// without polling: waiters are resumed by the request that satisfies them.
+final class FetchLog: Sendable {
+    /// One wait, resolved once by whichever comes first: the request, the timeout or the server stopping.
+    private final class Waiter: Sendable {
+        let itemID: String
+        let peer: String?
+        private let state = Mutex<(continuation: CheckedContinuation<Bool, Never>?, result: Bool?)>((nil, nil))
+
+        init(itemID: String, peer: String?) {
+            self.itemID = itemID
+            self.peer = peer
+        }
+
+        func wait() async -> Bool {
+            await withCheckedContinuation { continuation in
+                let result = state.withLock { state -> Bool? in
+                    if state.result == nil { state.continuation = continuation }
+                    return state.result
+                }
+                if let result { continuation.resume(returning: result) }
+            }
+        }
+
+        func finish(_ result: Bool) {
+            let continuation = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                guard state.result == nil else { return nil }
+                state.result = result
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume(returning: result)
+        }
+    }
+
+    private struct State {
+        var connections = 0
+        var connectionPeers: [String: Int] = [:]
+        var records: [String: [FetchRecord]] = [:]
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
+        var stopped = false
+    }
+
+    /// Records kept per item: enough to diagnose, bounded however long a player streams.
+    static let recordsPerItem = 256
+
+    private let state = Mutex(State())
+
+    func connected(peer: String) {
+        state.withLock { state in
+            state.connections += 1
+            state.connectionPeers[peer, default: 0] += 1
+        }
+    }
+
+    func record(_ record: FetchRecord) {
+        let satisfied = state.withLock { state -> [Waiter] in
+            guard let item = record.itemID else { return [] }
+            var list = state.records[item, default: []]
+            if list.count == Self.recordsPerItem { list.removeFirst(Self.recordsPerItem / 2) }
+            list.append(record)
+            state.records[item] = list
+            return state.waiters.values.filter { $0.itemID == item && Self.matches($0.peer, record.peer) }
+        }
+        for waiter in satisfied { waiter.finish(true) }
+    }
+
+    func records(for itemID: String) -> [FetchRecord] {
+        state.withLock { $0.records[itemID] ?? [] }
+    }
+
+    var connectionCount: Int { state.withLock { $0.connections } }
+
+    func connections(from peer: String) -> Int {
+        state.withLock { state in
+            state.connectionPeers.filter { Self.matches(peer, $0.key) }.values.reduce(0, +)
+        }
+    }
+
+    /// Waits until `itemID` is asked for (by `peer`, when given), or `timeout` passes on `clock`.
+    func waitForRequest<C: Clock>(
+        itemID: String,
+        from peer: String?,
+        timeout: C.Duration,
+        clock: C
+    ) async -> Bool {
+        let waiter = Waiter(itemID: itemID, peer: peer)
+        let registration = state.withLock { state -> (key: Int?, answer: Bool) in
+            if (state.records[itemID] ?? []).contains(where: { Self.matches(peer, $0.peer) }) { return (nil, true) }
+            if state.stopped { return (nil, false) }
+            state.nextWaiter += 1
+            state.waiters[state.nextWaiter] = waiter
+            return (state.nextWaiter, false)
+        }
+        guard let key = registration.key else { return registration.answer }
+        let timer = Task {
+            try? await clock.sleep(for: timeout)
+            waiter.finish(false)
+        }
+        let result = await withTaskCancellationHandler {
+            await waiter.wait()
+        } onCancel: {
+            waiter.finish(false)
+        }
+        timer.cancel()
+        _ = state.withLock { $0.waiters.removeValue(forKey: key) }
+        return result
+    }
+
+    /// Ends every wait, and every later one at once (the server stops).
+    func cancelWaiters() {
+        let waiters = state.withLock { state in
+            state.stopped = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.finish(false) }
+    }
+
+    /// Whether a recorded peer is the one asked about; IPv4 addresses may arrive mapped into IPv6.
+    static func matches(_ wanted: String?, _ peer: String) -> Bool {
+        guard let wanted else { return true }
+        return normalized(wanted) == normalized(peer)
+    }
+
+    static func normalized(_ address: String) -> String {
+        address.lowercased().hasPrefix("::ffff:") && address.contains(".") ? String(address.dropFirst(7)) : address
+    }
+}
