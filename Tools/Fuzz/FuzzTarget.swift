@@ -41,6 +41,21 @@ struct FuzzTarget: Sendable {
                 run: ConfigFuzz.profile
             ),
             FuzzTarget(name: "style", summary: "CastStyle(xml:), resolved, and the file loader", run: ConfigFuzz.style),
+            FuzzTarget(
+                name: "subtitles",
+                summary: "SubtitleConverter.webVTT for SRT, ASS/SSA and WebVTT, checked for its cues",
+                run: MediaServerFuzz.subtitles
+            ),
+            FuzzTarget(
+                name: "playlist",
+                summary: ".m3u/.pls entries, the HLS check and HLSPlaylist.parse",
+                run: MediaServerFuzz.playlist
+            ),
+            FuzzTarget(
+                name: "media-file",
+                summary: "MediaSniffer.sniff and MediaDuration for MP4, Matroska, WAV, FLAC and HLS",
+                run: MediaServerFuzz.mediaFile
+            ),
         ] + internalTargets
 
     /// The target called `name`.
@@ -74,6 +89,11 @@ struct FuzzTarget: Sendable {
             name: "receiver",
             summary: "the emulator: receiver-0 and media requests, clock ticks (R/M/T lines)",
             run: ReceiverFuzz.requests
+        ),
+        FuzzTarget(
+            name: "http-request",
+            summary: "a media server request path (tokens, traversal) and a Range header",
+            run: MediaServerFuzz.request
         ),
         FuzzTarget(
             name: "txt",
