@@ -348,6 +348,59 @@ def status_flood():
     receiver = start_receiver()
 
 
+def local_media_across_the_link():
+    """`cast play ./clip.mp4` with the device in its own namespace and a second interface on the sender: the
+    server must choose the address that routes to the device, the device-like emulator must fetch and play it,
+    and a firewall dropping the served port must produce the reachability diagnosis, not a silent failure."""
+    global receiver
+    if shutil.which("ffmpeg") is None:
+        check("ffmpeg is installed for the local-media checks (Tools/setup.sh test installs it)", False)
+        return
+    folder = tempfile.mkdtemp(prefix="cast-faults-media-", dir=STATE)
+    clip = os.path.join(folder, "clip.mp4")
+    sh("ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-f", "lavfi", "-i",
+       "sine=frequency=440", "-t", "4", "-c:v", "libx264", "-c:a", "aac", "-shortest", clip)
+    with open(os.path.join(folder, "clip.srt"), "w") as srt:
+        srt.write("1\n00:00:00,000 --> 00:00:01,000\nHello\n")
+    # A second interface on the sender, added before the route is asked: the address must still be the veth's.
+    # (A veth pair with both ends in the sender's namespace: the kernel here has no dummy interfaces.)
+    sh("ip", "link", "add", "other0", "netns", SND, "type", "veth", "peer", "name", "other1", "netns", SND)
+    sh("ip", "-n", SND, "addr", "add", "10.99.0.2/24", "dev", "other0")
+    sh("ip", "-n", SND, "link", "set", "other0", "up")
+    stop(receiver)
+    receiver = start_receiver("--fetch-media")
+    code, out, text, elapsed = cast("play", clip, "--subtitles", os.path.join(folder, "clip.srt"), timeout=90)
+    media = out.get("media") or {}
+    check("cast play ./clip.mp4 --subtitles ./clip.srt across the link: PLAYING on a device that fetches it",
+          code == 0 and media.get("playerState") == "PLAYING", text[-400:])
+    check("... served on the address that routes to the device (not another interface, not loopback)",
+          media.get("contentId", "").startswith(f"http://{SND_IP}:"), media.get("contentId"))
+    check("... with the clip's real duration and the subtitles enabled",
+          abs((media.get("duration") or 0) - 4) < 0.3 and media.get("activeTrackIds") == [1], media)
+    figure(f"local clip played across the veth pair, command done after {elapsed:.1f} s (waits for playback end)")
+
+    script = """table inet castserve {
+  chain input { type filter hook input priority 0; tcp dport 18555 drop; }
+}"""
+    subprocess.run(in_ns(SND, "nft", "-f", "-"), input=script, text=True, check=True, capture_output=True)
+    try:
+        code, out, text, elapsed = cast("play", clip, "--serve-port", "18555", "--timeout", "20", timeout=90)
+    finally:
+        subprocess.run(in_ns(SND, "nft", "delete", "table", "inet", "castserve"), capture_output=True)
+    error = out.get("error") or {}
+    diagnosis = error.get("diagnosis") or {}
+    check("a firewall dropping the served port: exit 1 with the reachability diagnosis, not a silent failure",
+          code == 1 and error.get("kind") == "unreachable" and diagnosis.get("cause") == "noConnection", text[-400:])
+    check("... naming the served address and port, the device, and the firewall advice",
+          diagnosis.get("address") == SND_IP and diagnosis.get("port") == 18555 and diagnosis.get("deviceAddress") == DEV_IP
+          and any("18555" in advice for advice in diagnosis.get("advice", [])), diagnosis)
+    figure(f"unreachable media diagnosed after {elapsed:.1f} s")
+    cast("app", "stop", timeout=30)
+    sh("ip", "-n", SND, "link", "del", "other0", check_status=False)
+    stop(receiver)
+    receiver = start_receiver()
+
+
 def main():
     global receiver
     if os.geteuid() != 0:
@@ -369,6 +422,7 @@ def main():
         receiver_killed()
         slow_receiver()
         status_flood()
+        local_media_across_the_link()
     except Exception as error:  # noqa: BLE001 - a broken lab is a failed check, with its reason
         check("the fault lab ran to the end", False, f"{type(error).__name__}: {error}")
     finally:

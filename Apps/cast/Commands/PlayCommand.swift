@@ -183,7 +183,8 @@ struct PlayCommand: AsyncParsableCommand {
         let client = try runtime.mediaClient(session)
         do {
             try await load(items, client: client)
-        } catch let error as CastMediaError where error.code == .loadFailed && serving != nil {
+        } catch let error as CastMediaError where serving != nil && [.loadFailed, .timedOut].contains(error.code) {
+            // A device that cannot fetch fails LOAD, or stays silent until it gives up: say what the server saw.
             throw serving!.unreachable(after: error, device: session.device)
         }
         if let serving, let first = serving.watched.first {
