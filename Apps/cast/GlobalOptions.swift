@@ -296,13 +296,29 @@ struct CLIRuntime: Sendable {
     }
 
     /// Prints the session's status.
-    func printStatus(_ session: CastSession) { printStatus(StatusSnapshot(session: session)) }
+    func printStatus(_ session: CastSession) {
+        printStatus(StatusSnapshot(session: session), deviceID: session.device.id)
+    }
 
     /// Prints an observed device's status.
-    func printStatus(_ activity: DeviceActivity) { printStatus(StatusSnapshot(activity: activity)) }
+    func printStatus(_ activity: DeviceActivity) {
+        printStatus(StatusSnapshot(activity: activity), deviceID: activity.device.id)
+    }
 
-    func printStatus(_ snapshot: StatusSnapshot) {
-        emit(json: snapshot.json, text: snapshot.lines(style: style).joined(separator: "\n"))
+    /// Prints a status, with what background `cast play --detach` processes serve to that device.
+    func printStatus(_ snapshot: StatusSnapshot, deviceID: String? = nil) {
+        let serving = deviceID.map { BackgroundServing.records(forDevice: $0) } ?? []
+        var json = snapshot.json
+        var lines = snapshot.lines(style: style)
+        if !serving.isEmpty {
+            json["serving"] = .array(
+                serving.map { ["pid": .number(Double($0.pid)), "items": .array($0.items.map(JSONValue.string))] }
+            )
+            lines += serving.map {
+                "serving from this computer: \($0.items.joined(separator: ", ")) (process \($0.pid))"
+            }
+        }
+        emit(json: json, text: lines.joined(separator: "\n"))
     }
 }
 

@@ -286,6 +286,10 @@ public final class MediaServer: Sendable {
         await waitForRequest(for: media, from: peer, timeout: timeout, clock: ContinuousClock())
     }
 
+    /// How long since the server last answered a request (or started): a player fetches as it plays, so a
+    /// server unasked for long serves nobody.
+    public var timeSinceLastRequest: Duration { ContinuousClock.now - fetchLog.lastActivity }
+
     /// What the server saw of `deviceAddress` fetching `media`, the likely cause of a failure and what to do.
     public func diagnose(_ media: SharedMedia, deviceAddress: String?) -> ReachabilityDiagnosis {
         let records = fetchLog.records(for: media.id)

@@ -363,6 +363,19 @@ def local_files():
         finally:
             web.terminate()
 
+        started = time.monotonic()
+        code, out, text = cast("play", clip, "--host", f"127.0.0.1:{fetching}", "--detach", "--json")
+        detached_after = time.monotonic() - started
+        check("play --detach of a file returns once PLAYING; a background process serves it",
+              code == 0 and media(out).get("playerState") == "PLAYING" and detached_after < 10, text)
+        print(f"  play --detach of a local file returned after {detached_after:.1f} s", flush=True)
+        code, out, text = cast("status", "--host", f"127.0.0.1:{fetching}", "--json")
+        serving = (out or {}).get("serving") or []
+        check("status shows what the background process serves", code == 0 and serving and serving[0].get("items") == ["Clip 1.mp4"], text)
+        pid = serving[0].get("pid") if serving else None
+        code, out, text = cast("stop", "--host", f"127.0.0.1:{fetching}", "--json")
+        check("stop ends the background server too", code == 0 and pid and wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 10), text)
+
         blind = start_receiver("--name", "Blind TV")
         started = time.monotonic()
         code, out, text = cast("play", clip, "--host", f"127.0.0.1:{blind}", "--json")

@@ -69,6 +69,8 @@ struct StopCommand: AsyncParsableCommand {
             let client = try runtime.mediaClient(session)
             try await client.requestStatus().response()
             try await client.stop().response()
+            // Nothing is left to serve: end the background `play --detach` servers of this device.
+            BackgroundServing.stopAll(forDevice: session.device.id)
             if !runtime.global.json {
                 let app = session.application.displayName
                 runtime.say(

@@ -50,7 +50,12 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Accept the app's Android TV version (Cast Connect).") var androidTV = false
     @Option(help: "Launch credentials (Cast Connect).") var credentials: String?
     @Option(help: "Type of --credentials: android, ios, web, cloud.") var credentialsType: String?
-    @Flag(help: "Return after loading instead of showing the mini controller.") var detach = false
+    @Flag(
+        help:
+            "Return after loading instead of showing the mini controller (local files: a background process serves them)."
+    )
+    var detach = false
+    @Flag(name: .customLong("serving-in-background"), help: .hidden) var servingInBackground = false
 
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("give at least one URL or file") }
@@ -71,6 +76,12 @@ struct PlayCommand: AsyncParsableCommand {
             if let credentials {
                 options.launchCredentials = CredentialsData(credentials: credentials, credentialsType: credentialsType)
             }
+        }
+        if detach, !servingInBackground, (try? PlaySource.expand(urls))?.contains(where: \.isLocal) == true {
+            // Local files outlive this command: a background `cast` does the play and serves them.
+            let code = try BackgroundServing.handOff(arguments: Array(CommandLine.arguments.dropFirst()))
+            if code != 0 { throw ExitCode(code) }
+            return
         }
         do {
             try await play(runtime)
@@ -205,10 +216,31 @@ struct PlayCommand: AsyncParsableCommand {
             await context.sessionManager.endSession(stopCasting: false)
             return
         }
+        if let serving, servingInBackground {
+            // The background server of `play --detach`: report, let go of the terminal, serve until playback
+            // ends or nobody has fetched anything for a while (a paused player fetches nothing either).
+            runtime.printStatus(session)
+            let record = BackgroundServing.Record(
+                pid: getpid(),
+                deviceID: session.device.id,
+                deviceName: session.device.friendlyName,
+                items: serving.watched.map(\.name)
+            )
+            BackgroundServing.save(record)
+            BackgroundServing.detach()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await LocalServing.untilPlaybackEnds(session) }
+                group.addTask { await BackgroundServing.untilIdle(serving.server) }
+                await group.next()
+                group.cancelAll()
+            }
+            BackgroundServing.remove(pid: record.pid)
+            await context.sessionManager.endSession(stopCasting: false)
+            return
+        }
         if runtime.global.json || detach {
             // Local content is served by this process: it stays until playback ends.
             runtime.printStatus(session)
-            if detach { runtime.warn("serving local files until playback ends (Ctrl-C stops serving)") }
             await LocalServing.untilPlaybackEnds(session)
             await context.sessionManager.endSession(stopCasting: false)
             return

@@ -56,6 +56,7 @@ final class FetchLog: Sendable {
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 0
         var stopped = false
+        var lastActivity = ContinuousClock.now
     }
 
     /// Records kept per item: enough to diagnose, bounded however long a player streams.
@@ -72,6 +73,7 @@ final class FetchLog: Sendable {
 
     func record(_ record: FetchRecord) {
         let satisfied = state.withLock { state -> [Waiter] in
+            state.lastActivity = ContinuousClock.now
             guard let item = record.itemID else { return [] }
             var list = state.records[item, default: []]
             if list.count == Self.recordsPerItem { list.removeFirst(Self.recordsPerItem / 2) }
@@ -87,6 +89,9 @@ final class FetchLog: Sendable {
     }
 
     var connectionCount: Int { state.withLock { $0.connections } }
+
+    /// When the last request was answered (or the log was created).
+    var lastActivity: ContinuousClock.Instant { state.withLock { $0.lastActivity } }
 
     func connections(from peer: String) -> Int {
         state.withLock { state in

@@ -1,0 +1,138 @@
+import CastMediaServer
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cast play --detach` of local files: a background `cast` process (its own session, no terminal) does the
+/// play and serves the files until the media session ends, or nobody fetched anything for 10 minutes. It records
+/// itself under the state directory, so `cast status` shows what is served and `cast stop` ends it.
+enum BackgroundServing {
+    /// The hidden flag that makes a `cast play` the background server.
+    static let childFlag = "--serving-in-background"
+    /// Printed by the background process once it loaded and detached; never shown.
+    static let detachedMarker = "\u{1}cast-serving-detached"
+    /// How long a background server waits without a single request before it ends.
+    static let idleLimit: Duration = .seconds(600)
+
+    /// Starts this program again with `arguments` and the child flag in a new session; relays what it prints
+    /// until it detaches (success) or exits (its failure, its exit code).
+    static func handOff(arguments: [String]) throws -> Int32 {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw CLIError(.failed, "cannot start the background server (pipe)") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], STDOUT_FILENO)
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // glibc's POSIX_SPAWN_SETSID (hidden behind _GNU_SOURCE from Swift): the child gets its own session, so the
+        // terminal's Ctrl-C and hang-up do not reach it.
+        let spawnSetSID: Int16 = 0x80
+        posix_spawnattr_setflags(&attributes, spawnSetSID)
+        let executable = "/proc/self/exe"
+        let argv = [executable] + arguments + [childFlag]
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, &cArguments, environ)
+        close(pipeEnds[1])
+        guard spawned == 0 else {
+            close(pipeEnds[0])
+            throw CLIError(.failed, "cannot start the background server: \(String(cString: strerror(spawned)))")
+        }
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(pipeEnds[0], &buffer, buffer.count)
+            if count > 0 {
+                output += buffer.prefix(count)
+            } else if count == 0 || errno != EINTR {
+                break
+            }
+        }
+        close(pipeEnds[0])
+        var text = String(decoding: output, as: UTF8.self)
+        if let marker = text.range(of: detachedMarker) {
+            text.removeSubrange(marker.lowerBound..<text.endIndex)
+            FileHandle.standardOutput.write(Data(text.utf8))
+            return 0
+        }
+        FileHandle.standardOutput.write(Data(text.utf8))
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 1
+    }
+
+    /// In the background process, once loaded: tells the parent, then lets go of its output.
+    static func detach() {
+        FileHandle.standardOutput.write(Data((detachedMarker + "\n").utf8))
+        let null = open("/dev/null", O_RDWR)
+        dup2(null, STDOUT_FILENO)
+        dup2(null, STDERR_FILENO)
+        if null > 2 { close(null) }
+    }
+
+    // MARK: - Records
+
+    /// What a background server serves, for `cast status` and `cast stop`.
+    struct Record: Codable, Equatable {
+        var pid: Int32
+        var deviceID: String
+        var deviceName: String
+        var items: [String]
+    }
+
+    static var directory: String { StatePaths.directory + "/serving" }
+
+    static func save(_ record: Record) {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        guard let data = try? JSONEncoder().encode(record) else { return }
+        let path = directory + "/\(record.pid).json"
+        try? data.write(to: URL(fileURLWithPath: path + ".tmp"))
+        rename(path + ".tmp", path)
+    }
+
+    static func remove(pid: Int32) {
+        unlink(directory + "/\(pid).json")
+    }
+
+    /// The background servers still running (records of ended processes are removed on the way).
+    static func records(forDevice deviceID: String? = nil) -> [Record] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.compactMap { name in
+            guard let data = FileManager.default.contents(atPath: directory + "/" + name),
+                let record = try? JSONDecoder().decode(Record.self, from: data)
+            else { return nil }
+            guard kill(record.pid, 0) == 0 || errno == EPERM else {
+                remove(pid: record.pid)
+                return nil
+            }
+            return deviceID == nil || record.deviceID == deviceID ? record : nil
+        }
+    }
+
+    /// Ends the background servers of a device (`cast stop`); returns how many.
+    @discardableResult
+    static func stopAll(forDevice deviceID: String) -> Int {
+        let running = records(forDevice: deviceID)
+        for record in running {
+            kill(record.pid, SIGTERM)
+            remove(pid: record.pid)
+        }
+        return running.count
+    }
+
+    /// Waits until `server` has answered nothing for ``idleLimit``: a timer that re-arms at each request.
+    static func untilIdle(_ server: MediaServer) async {
+        while !Task.isCancelled {
+            let idle = server.timeSinceLastRequest
+            if idle >= idleLimit { return }
+            try? await Task.sleep(for: idleLimit - idle)
+        }
+    }
+}
