@@ -198,8 +198,9 @@ struct PlayCommand: AsyncParsableCommand {
             // A device that cannot fetch fails LOAD, or stays silent until it gives up: say what the server saw.
             throw serving!.unreachable(after: error, device: session.device)
         }
-        if let serving, let first = serving.watched.first {
-            // The device fetches before it plays; if it never asks, nothing will play, and only we can say why.
+        if let serving, let first = serving.watched.first, sources.first?.isLocal == true, !queue {
+            // The device fetches what it starts playing; if it never asks, nothing will play, and only we can say
+            // why. (Later queue items are fetched when their turn comes.)
             if await !serving.server.waitForRequest(
                 for: first,
                 from: session.device.addresses.first?.ip,
