@@ -213,7 +213,8 @@ let package = Package(
         .executableTarget(
             name: "cast-fuzz",
             dependencies: [
-                "CastDiscovery", "CastMedia", "CastMediaServer", "CastReceiver", "CastSession", "CastStyleConfig", "CastTransport",
+                "CastDiscovery", "CastMedia", "CastMediaServer", "CastReceiver", "CastSession", "CastStyleConfig",
+                "CastTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],

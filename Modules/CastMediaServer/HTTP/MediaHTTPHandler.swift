@@ -195,7 +195,8 @@ final class MediaHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
                 promise: nil
             )
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
             return
         }
         let channel = context.channel
