@@ -681,7 +681,7 @@ private func expectValidMarkup(_ text: String, sourceLocation: SourceLocation) {
     /// Deterministic mutations of valid files: whatever comes in, the converter either throws
     /// `invalidSubtitles` or writes a well-formed document.
     @Test func mutatedInputsGiveWellFormedOutput() {
-        var generator = SplitMix64(seed: 0x5EED_CA57)
+        var generator = SplitMixGenerator(seed: 0x5EED_CA57)
         let seeds: [(SubtitleFormat, String)] = [
             (.subRip, SubRipTests.malformedCorpus.joined(separator: "\n")),
             (
@@ -721,21 +721,6 @@ private func expectValidMarkup(_ text: String, sourceLocation: SourceLocation) {
         }
         // Most mutations leave some cues readable: the well-formedness checks above did run.
         #expect(converted > 200)
-    }
-}
-
-/// A small, seeded pseudo-random generator, so that the mutation test is the same on every run.
-private struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
 

@@ -112,7 +112,7 @@ enum SubRip {
             let scalar = scalars[index]
             let next = scalars.index(after: index)
             if scalar == "<", let (tag, end) = tag(in: scalars, at: index) {
-                flush(&chunk, to: &builder, isDrawing: isDrawing)
+                builder.flush(&chunk, isDrawing: isDrawing)
                 switch tag {
                 case .style(let style, isClosing: false): builder.open(style)
                 case .style(let style, isClosing: true): builder.close(style)
@@ -125,7 +125,7 @@ enum SubRip {
             if scalar == "{", let lastBrace, next < lastBrace, scalars[next] == "\\",
                 let close = scalars[next...].firstIndex(of: "}")
             {
-                flush(&chunk, to: &builder, isDrawing: isDrawing)
+                builder.flush(&chunk, isDrawing: isDrawing)
                 SubStationAlpha.applyOverrides(Substring(scalars[next..<close]), to: &builder, isDrawing: &isDrawing)
                 index = scalars.index(after: close)
                 continue
@@ -133,16 +133,7 @@ enum SubRip {
             chunk.append(scalar)
             index = next
         }
-        flush(&chunk, to: &builder, isDrawing: isDrawing)
-    }
-
-    private static func flush(
-        _ chunk: inout String.UnicodeScalarView,
-        to builder: inout CueTextBuilder,
-        isDrawing: Bool
-    ) {
-        if !chunk.isEmpty && !isDrawing { builder.append(String(chunk)) }
-        chunk = String.UnicodeScalarView()
+        builder.flush(&chunk, isDrawing: isDrawing)
     }
 
     /// What an HTML-like tag in SubRip text does.

@@ -125,7 +125,7 @@ enum SubStationAlpha {
             let scalar = scalars[index]
             let next = scalars.index(after: index)
             if scalar == "{", let lastBrace, index < lastBrace, let close = scalars[next...].firstIndex(of: "}") {
-                flush(&chunk, to: &builder, isDrawing: isDrawing)
+                builder.flush(&chunk, isDrawing: isDrawing)
                 applyOverrides(Substring(scalars[next..<close]), to: &builder, isDrawing: &isDrawing)
                 index = scalars.index(after: close)
                 continue
@@ -133,7 +133,7 @@ enum SubStationAlpha {
             if scalar == "\\", next < scalars.endIndex {
                 switch scalars[next] {
                 case "N", "n":
-                    flush(&chunk, to: &builder, isDrawing: isDrawing)
+                    builder.flush(&chunk, isDrawing: isDrawing)
                     builder.lineBreak()
                     index = scalars.index(after: next)
                     continue
@@ -148,17 +148,8 @@ enum SubStationAlpha {
             chunk.append(scalar)
             index = next
         }
-        flush(&chunk, to: &builder, isDrawing: isDrawing)
+        builder.flush(&chunk, isDrawing: isDrawing)
         return builder.finish()
-    }
-
-    private static func flush(
-        _ chunk: inout String.UnicodeScalarView,
-        to builder: inout CueTextBuilder,
-        isDrawing: Bool
-    ) {
-        if !chunk.isEmpty && !isDrawing { builder.append(String(chunk)) }
-        chunk = String.UnicodeScalarView()
     }
 
     /// Applies what WebVTT can show of an override block (the text between `{` and `}`): `\i`, `\b`, `\u` switch

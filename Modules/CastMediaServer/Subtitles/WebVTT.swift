@@ -285,6 +285,12 @@ struct CueTextBuilder {
         pendingSpace = ""
     }
 
+    /// Appends the text gathered since the last markup and empties it; text in drawing mode (`\p1`) is dropped.
+    mutating func flush(_ chunk: inout String.UnicodeScalarView, isDrawing: Bool) {
+        if !chunk.isEmpty && !isDrawing { append(String(chunk)) }
+        chunk = String.UnicodeScalarView()
+    }
+
     /// Appends text as shown (it is escaped here). Whitespace at the start and end of a line is dropped.
     mutating func append(_ chunk: String) {
         let scalars = chunk.unicodeScalars
