@@ -164,9 +164,7 @@ struct LocalServing {
                         continue
                     }
                     sawMedia = true
-                    if status.playerState == .idle, status.idleReason != nil, status.idleReason != .interrupted {
-                        return
-                    }
+                    if status.hasEnded { return }
                 }
             }
             group.addTask {

@@ -97,9 +97,7 @@ public final class PlayerController: Sendable {
             }
             if let status = session.remoteMediaClient?.mediaStatus {
                 view.withLock { $0.sawMedia = true }
-                if status.playerState == .idle, status.extendedPlayerState == nil,
-                    status.idleReason != nil, status.idleReason != .interrupted
-                {
+                if status.hasEnded {
                     render(layout)
                     if layout == .mini || !interactive { terminal.write("\n") }
                     return .finished

@@ -80,6 +80,12 @@ public struct MediaStatus: JSONConvertible, Hashable {
     public var extendedPlayerState: PlayerState?
     /// The state to show people: ``PlayerState/loading`` while a load is in progress, else ``playerState``.
     public var shownPlayerState: PlayerState { extendedPlayerState ?? playerState }
+
+    /// Whether playback has ended for good (finished, stopped, cancelled or failed), as opposed to idle while
+    /// another item loads or after an interruption: what a controller or a file server waits for.
+    public var hasEnded: Bool {
+        playerState == .idle && extendedPlayerState == nil && idleReason != nil && idleReason != .interrupted
+    }
     /// Position in seconds when the status was made.
     public var currentTime: Double
     public var playbackRate: Double
