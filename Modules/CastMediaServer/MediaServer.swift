@@ -238,7 +238,8 @@ public final class MediaServer: Sendable {
             throw CastMediaServerError(.notShareable, "the pipe ended before any data arrived")
         }
         let type =
-            contentType ?? MediaSniffer.sniff(Array(first.readableBytesView.prefix(4096)))?.mimeType ?? "video/mp2t"
+            contentType ?? MediaSniffer.sniff(Array(first.readableBytesView.prefix(MediaSniffer.prefixLength)))?
+            .mimeType ?? "video/mp2t"
         return add(name: name, contentType: type, size: nil, path: nil, .stream(stream))
     }
 

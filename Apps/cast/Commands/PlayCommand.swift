@@ -2,6 +2,7 @@ import ArgumentParser
 import CastControllers
 import CastDiscovery
 import CastMedia
+import CastMediaServer
 import CastSession
 import CastTransport
 
@@ -99,12 +100,14 @@ struct PlayCommand: AsyncParsableCommand {
         return lower...upper
     }
 
-    /// The queue items for the sources; local ones are served by `serving` (started when first needed).
-    private func items(
-        _ sources: [PlaySource],
-        serving: inout LocalServing?,
-        device: CastDevice
-    ) async throws -> [QueueItem] {
+    /// Whether anything given is on this computer (a file, a folder, a playlist, `-`, or a subtitle file).
+    private func servesLocalFiles(_ sources: [PlaySource]) -> Bool {
+        sources.contains(where: \.isLocal) || subtitles.map { !$0.contains("://") } == true
+    }
+
+    /// The queue items for the sources; local ones are served by `serving` (present when
+    /// ``servesLocalFiles(_:)``).
+    private func items(_ sources: [PlaySource], serving: inout LocalServing?) async throws -> [QueueItem] {
         var items: [QueueItem] = []
         for (index, source) in sources.enumerated() {
             let first = index == 0
@@ -113,7 +116,6 @@ struct PlayCommand: AsyncParsableCommand {
                 if subtitles.contains("://") {
                     extraTracks = [.subtitles(id: 1, url: subtitles, language: subtitlesLang)]
                 } else {
-                    if serving == nil { serving = try await startServing(device) }
                     extraTracks = [
                         try serving!.subtitleTrack(file: subtitles, id: 1, language: subtitlesLang, name: nil)
                     ]
@@ -134,7 +136,6 @@ struct PlayCommand: AsyncParsableCommand {
                     activeTrackIDs = [extraTracks[0].id]
                 }
             case .file(let path, let entryTitle):
-                if serving == nil { serving = try await startServing(device) }
                 (media, activeTrackIDs) = try serving!.media(
                     forFile: path,
                     title: first ? (title ?? entryTitle) : entryTitle,
@@ -142,7 +143,6 @@ struct PlayCommand: AsyncParsableCommand {
                     extraSubtitles: extraTracks
                 )
             case .standardInput:
-                if serving == nil { serving = try await startServing(device) }
                 media = try await serving!.mediaForStandardInput(title: first ? title : nil, contentType: contentType)
             }
             if first {
@@ -187,9 +187,9 @@ struct PlayCommand: AsyncParsableCommand {
             session = try await context.sessionManager.startSession(with: device)
         }
         guard let session else { return }
-        var serving: LocalServing?
+        var serving = servesLocalFiles(sources) ? try await startServing(session.device) : nil
         defer { if let server = serving?.server { Task { await server.stop() } } }
-        let items = try await self.items(sources, serving: &serving, device: session.device)
+        let items = try await self.items(sources, serving: &serving)
         for warning in serving?.warnings ?? [] { runtime.warn(warning) }
         let client = try runtime.mediaClient(session)
         do {
@@ -300,24 +300,11 @@ enum MediaTypes {
         return media
     }
 
+    /// The content type of a URL's extension (the media server's table), MP4 when it says nothing.
     static func guess(_ url: String) -> String {
         let path = url.split(separator: "?").first.map(String.init) ?? url
-        let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        switch ext {
-        case "m3u8": return "application/x-mpegURL"
-        case "mpd": return "application/dash+xml"
-        case "mp3": return "audio/mpeg"
-        case "m4a", "aac": return "audio/mp4"
-        case "flac": return "audio/flac"
-        case "ogg", "oga": return "audio/ogg"
-        case "wav": return "audio/wav"
-        case "webm": return "video/webm"
-        case "mkv": return "video/x-matroska"
-        case "jpg", "jpeg": return "image/jpeg"
-        case "png": return "image/png"
-        case "gif": return "image/gif"
-        default: return "video/mp4"
-        }
+        let ext = path.split(separator: ".").last.map(String.init) ?? ""
+        return MediaSniffer.mimeType(forExtension: ext) ?? "video/mp4"
     }
 
     static func name(of url: String) -> String {

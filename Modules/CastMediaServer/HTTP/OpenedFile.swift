@@ -53,19 +53,11 @@ struct OpenedFile {
         return String(cString: resolved)
     }
 
-    /// The first 4 KiB, for sniffing the content type.
+    /// The first bytes, as many as sniffing the content type looks at.
     static func readPrefix(_ descriptor: CInt) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        var buffer = [UInt8](repeating: 0, count: MediaSniffer.prefixLength)
         let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
         return count > 0 ? Array(buffer.prefix(count)) : []
-    }
-
-    /// Reads up to 4 KiB of `path` (blocking), for callers sharing a file.
-    static func readPrefix(path: String) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return [] }
-        defer { close(descriptor) }
-        return readPrefix(descriptor)
     }
 }
 
