@@ -69,6 +69,9 @@ public final class EmulatedDevice: Sendable {
     let wireLog: WireLog?
     private let eventLoopGroup: any EventLoopGroup
     let state: Mutex<State>
+    /// How LOAD fetches media with ``DeviceConfiguration/fetchesMedia`` (one TLS context for the device's life);
+    /// `nil` when the option is off, or the system trust store cannot be read (media is then not fetched).
+    private let mediaFetcher: MediaFetcher?
 
     /// Creates a device; call ``start()`` to listen.
     public init(
@@ -79,6 +82,7 @@ public final class EmulatedDevice: Sendable {
         logger: Logger = .castDisabled
     ) {
         self.configuration = configuration
+        self.mediaFetcher = configuration.fetchesMedia ? try? MediaFetcher() : nil
         self.clock = clock
         self.eventLoopGroup = eventLoopGroup
         self.wireLog = wireLog
@@ -379,8 +383,8 @@ public final class EmulatedDevice: Sendable {
         let requester = Requester(connectionID: id, senderID: message.sourceID)
         if message.namespace == CastNamespace.media, state.running.player != nil {
             guard let request = (try? message.json())?.objectValue else { return [] }
-            if configuration.fetchesMedia, MediaFetcher.needsFetch(request) {
-                fetchThenHandle(request, from: requester, state: &state)
+            if let mediaFetcher, MediaFetcher.needsFetch(request) {
+                fetchThenHandle(request, with: mediaFetcher, from: requester, state: &state)
                 return []
             }
             let deliveries = state.running.player!.handle(request, from: requester, at: now)
@@ -537,18 +541,18 @@ public final class EmulatedDevice: Sendable {
 
     /// Fetches what `request` loads, then hands it to the player with what fetching found (the duration, or
     /// the failure a device would report). Runs after earlier fetches, so requests keep their order.
-    private func fetchThenHandle(_ request: [String: JSONValue], from requester: Requester, state: inout State) {
+    private func fetchThenHandle(
+        _ request: [String: JSONValue],
+        with fetcher: MediaFetcher,
+        from requester: Requester,
+        state: inout State
+    ) {
         let previous = state.lastFetch
         let transportID = state.running.transportID
         let logger = self.logger
         state.lastFetch = Task { [weak self] in
             await previous?.value
-            let fetched: [String: JSONValue]
-            do {
-                fetched = await MediaFetcher.fetchAll(request, fetcher: try MediaFetcher(), logger: logger)
-            } catch {
-                fetched = request
-            }
+            let fetched = await MediaFetcher.fetchAll(request, fetcher: fetcher, logger: logger)
             self?.handleFetched(fetched, from: requester, transportID: transportID)
         }
     }
