@@ -1,0 +1,141 @@
+import Foundation
+
+/// What `ffprobe` says a file holds: its container, duration and streams. The input to a ``PlaybackPlan``.
+public struct MediaProbe: Sendable, Hashable {
+    /// One stream of the file.
+    public struct Stream: Sendable, Hashable {
+        public enum Kind: String, Sendable, Hashable {
+            case video, audio, subtitle, other
+        }
+
+        /// The stream's index in the file (ffmpeg's `0:N`).
+        public var index: Int
+        public var kind: Kind
+        /// ffmpeg's codec name: `h264`, `hevc`, `aac`, `ac3`, `subrip`, …
+        public var codec: String
+        /// `High`, `Main 10`, `LC`, … when the codec has profiles.
+        public var profile: String?
+        /// ffmpeg's level number (H.264: 41 is 4.1; HEVC: 120 is 4.0).
+        public var level: Int?
+        /// `yuv420p`, `yuv420p10le`, … for video.
+        public var pixelFormat: String?
+        public var width: Int?
+        public var height: Int?
+        /// Audio channels.
+        public var channels: Int?
+        /// The `language` tag (`eng`, `fra`, …), when set.
+        public var language: String?
+        /// The `title` tag, when set.
+        public var title: String?
+        /// Whether the file marks this stream as its default.
+        public var isDefault: Bool
+        /// Cover art stored as a video stream (an MP3's picture): not video to play.
+        public var isAttachedPicture: Bool
+
+        public init(index: Int, kind: Kind, codec: String) {
+            self.index = index
+            self.kind = kind
+            self.codec = codec
+            self.isDefault = false
+            self.isAttachedPicture = false
+        }
+    }
+
+    /// ffprobe's format names, for example `["mov", "mp4", "m4a", "3gp", "3g2", "mj2"]` or `["matroska", "webm"]`.
+    public var formatNames: [String]
+    /// The duration in seconds, when the file declares one.
+    public var duration: Double?
+    public var streams: [Stream]
+
+    public init(formatNames: [String], duration: Double?, streams: [Stream]) {
+        self.formatNames = formatNames
+        self.duration = duration
+        self.streams = streams
+    }
+
+    /// The video to play: the default (or first) video stream that is not cover art.
+    public var video: Stream? { preferred(.video) }
+    /// The audio to play: the default (or first) audio stream.
+    public var audio: Stream? { preferred(.audio) }
+    /// Subtitle streams that are text (and so can become WebVTT); pictures (PGS, DVD) cannot.
+    public var textSubtitles: [Stream] {
+        streams.filter { $0.kind == .subtitle && Self.textSubtitleCodecs.contains($0.codec) }
+    }
+
+    static let textSubtitleCodecs: Set<String> = ["subrip", "srt", "ass", "ssa", "mov_text", "webvtt", "text"]
+
+    private func preferred(_ kind: Stream.Kind) -> Stream? {
+        let candidates = streams.filter { $0.kind == kind && !$0.isAttachedPicture }
+        return candidates.first(where: \.isDefault) ?? candidates.first
+    }
+
+    /// Probes `file` with ffprobe.
+    ///
+    /// - Throws: ``CastMediaServerError/Code/toolMissing`` without ffprobe; ``CastMediaServerError/Code/invalidMedia``
+    ///   when ffprobe finds no media in it.
+    public static func probe(file: String, ffprobe: String = "ffprobe") async throws -> MediaProbe {
+        let tool = try ExternalTool.require(ffprobe, for: "checking what a file holds")
+        let output: String
+        do {
+            output = try await tool.output(
+                arguments: ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", inputURL(file)],
+                limit: 4 << 20
+            )
+        } catch let error as CastMediaServerError where error.code == .toolFailed {
+            throw CastMediaServerError(.invalidMedia, "\(file) is not media ffprobe knows: \(error.message)")
+        }
+        return try MediaProbe(ffprobeJSON: Data(output.utf8))
+    }
+
+    /// A path as ffmpeg's input: `file:` and absolute, so a name with a colon or a leading dash is not read as
+    /// a protocol or an option.
+    static func inputURL(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return "file:" + absolute
+    }
+
+    /// Reads `ffprobe -print_format json -show_format -show_streams` output; liberal about missing fields.
+    public init(ffprobeJSON data: Data) throws {
+        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw CastMediaServerError(.invalidMedia, "ffprobe's answer is not JSON")
+        }
+        let format = root["format"] as? [String: Any] ?? [:]
+        formatNames = (format["format_name"] as? String)?.split(separator: ",").map(String.init) ?? []
+        duration = Self.number(format["duration"]).flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        streams = (root["streams"] as? [[String: Any]] ?? []).enumerated().map { position, fields in
+            let kind = Stream.Kind(rawValue: fields["codec_type"] as? String ?? "") ?? .other
+            var stream = Stream(
+                index: Self.number(fields["index"]).map { Int($0) } ?? position,
+                kind: kind,
+                codec: (fields["codec_name"] as? String ?? "unknown").lowercased()
+            )
+            stream.profile = fields["profile"] as? String
+            stream.level = Self.number(fields["level"]).map { Int($0) }
+            stream.pixelFormat = fields["pix_fmt"] as? String
+            stream.width = Self.number(fields["width"]).map { Int($0) }
+            stream.height = Self.number(fields["height"]).map { Int($0) }
+            stream.channels = Self.number(fields["channels"]).map { Int($0) }
+            let tags = (fields["tags"] as? [String: Any] ?? [:]).reduce(into: [String: String]()) { tags, tag in
+                if let value = tag.value as? String { tags[tag.key.lowercased()] = value }
+            }
+            stream.language = tags["language"].flatMap { $0.isEmpty || $0 == "und" ? nil : $0 }
+            stream.title = tags["title"].flatMap { $0.isEmpty ? nil : $0 }
+            let disposition = fields["disposition"] as? [String: Any] ?? [:]
+            stream.isDefault = Self.number(disposition["default"]) == 1
+            stream.isAttachedPicture = Self.number(disposition["attached_pic"]) == 1
+            return stream
+        }
+        guard !streams.isEmpty else {
+            throw CastMediaServerError(.invalidMedia, "ffprobe found no audio or video in it")
+        }
+    }
+
+    /// ffprobe writes numbers as JSON numbers or as strings, depending on the field.
+    private static func number(_ value: Any?) -> Double? {
+        switch value {
+        case let number as NSNumber: return number.doubleValue
+        case let text as String: return Double(text)
+        default: return nil
+        }
+    }
+}
