@@ -57,40 +57,88 @@ enum PlaySource: Equatable {
 /// The media server of one `cast play`, and the media it made from local sources.
 struct LocalServing {
     let server: MediaServer
+    /// What the device plays, for deciding what to transcode.
+    let support: DeviceMediaSupport
+    let transcode: TranscodeMode
     /// The first item's main media, for the reachability check.
     private(set) var watched: [SharedMedia] = []
     /// Problems met converting subtitles, for the user.
     private(set) var warnings: [String] = []
+    /// The files transcoded as they play, by name.
+    private(set) var transcoding: [(name: String, transcoder: HLSTranscoder)] = []
+    /// What is served, for `cast status`: names, with the work done on them.
+    private(set) var descriptions: [String] = []
 
-    static func start(reaching host: String, address: String?, ports: ClosedRange<Int>?) async throws -> LocalServing {
+    static func start(
+        reaching device: CastDevice,
+        address: String?,
+        ports: ClosedRange<Int>?,
+        transcode: TranscodeMode
+    ) async throws -> LocalServing {
         LocalServing(
             server: try await MediaServer.start(
-                reaching: host,
+                reaching: device.host,
                 options: MediaServerOptions(address: address, ports: ports)
-            )
+            ),
+            support: support(for: device),
+            transcode: transcode
         )
     }
 
-    /// Media for a local file: served, titled with its name, with its sidecar subtitles as tracks (and `extra`
-    /// subtitles first, enabled).
+    /// The device's row in the support table: its model, and whether it has a screen (unknown counts as yes).
+    static func support(for device: CastDevice) -> DeviceMediaSupport {
+        let playsVideo = device.capabilities.isEmpty || device.capabilities.contains(.videoOut)
+        return .forModel(device.modelName, playsVideo: playsVideo)
+    }
+
+    /// Media for a local file: served as is when the device plays it, otherwise transcoded as HLS as it plays;
+    /// titled with its name; `extra` subtitles first (enabled), then sidecar files, then the file's own text
+    /// subtitles as tracks.
     mutating func media(
         forFile path: String,
         title: String?,
         contentType: String?,
         extraSubtitles: [MediaTrack]
-    ) throws -> (MediaInformation, activeTrackIDs: [Int]?) {
+    ) async throws -> (MediaInformation, activeTrackIDs: [Int]?) {
+        let name = (path as NSString).lastPathComponent
         if path.lowercased().hasSuffix(".m3u8") {
             // A local HLS stream: its segments are relative to it, so its folder is shared.
             let folder = try server.share(folder: (path as NSString).deletingLastPathComponent)
-            let url = server.url(of: folder, relativePath: (path as NSString).lastPathComponent)
+            let url = server.url(of: folder, relativePath: name)
             var media = MediaInformation(contentID: url, contentType: "application/x-mpegURL", streamType: .buffered)
             media.metadata = .generic(title: title ?? Self.displayName(path))
             watched.append(folder)
+            descriptions.append(name)
             return (media, nil)
         }
-        let shared = try server.share(file: path, contentType: contentType)
-        watched.append(shared)
-        var media = MediaInformation(contentID: shared.url, contentType: shared.contentType, streamType: .buffered)
+        var media: MediaInformation
+        var embedded: [PlayableMedia.Subtitles] = []
+        if let contentType {
+            // The user said what it is: served as is.
+            let shared = try server.share(file: path, contentType: contentType)
+            watched.append(shared)
+            media = MediaInformation(contentID: shared.url, contentType: shared.contentType, streamType: .buffered)
+            descriptions.append(name)
+        } else {
+            let playable = try await server.sharePlayable(file: path, device: support, mode: transcode)
+            watched.append(playable.media)
+            media = MediaInformation(
+                contentID: playable.media.url,
+                contentType: playable.contentType,
+                streamType: .buffered
+            )
+            media.duration = playable.probe?.duration
+            media.hlsSegmentFormat = playable.hlsSegmentFormat
+            embedded = playable.subtitles
+            if let transcoder = playable.transcoder, let plan = playable.plan {
+                transcoding.append((name, transcoder))
+                descriptions.append(
+                    "\(name) (transcoding \(plan.work.rawValue): \(plan.reasons.joined(separator: ", ")))"
+                )
+            } else {
+                descriptions.append(name)
+            }
+        }
         media.metadata = .generic(title: title ?? Self.displayName(path))
         var tracks = extraSubtitles
         for sidecar in SidecarSubtitle.find(forMediaAt: path) {
@@ -104,14 +152,41 @@ struct LocalServing {
             else { continue }
             tracks.append(track)
         }
+        for subtitles in embedded {
+            tracks.append(
+                .subtitles(
+                    id: tracks.count + 1,
+                    url: subtitles.media.url,
+                    language: subtitles.stream.language ?? "und",
+                    name: subtitles.stream.title
+                )
+            )
+        }
         if !tracks.isEmpty { media.tracks = tracks }
         return (media, tracks.isEmpty ? nil : [tracks[0].id])
+    }
+
+    /// Reports the transcoders' progress through `report` until they stop: each jump (a seek) and every tenth
+    /// segment.
+    func reportProgress(_ report: @escaping @Sendable (String) -> Void) {
+        for (name, transcoder) in transcoding {
+            Task {
+                for await step in transcoder.progress
+                where step.segment == step.runStart || (step.segment + 1) % 10 == 0 {
+                    report(
+                        "transcoding \(name): segment \(step.segment + 1) of \(step.segments)"
+                            + String(format: " (%.1f× real time)", step.speed)
+                    )
+                }
+            }
+        }
     }
 
     /// Media for standard input: a live stream, typed from its first bytes.
     mutating func mediaForStandardInput(title: String?, contentType: String?) async throws -> MediaInformation {
         let shared = try await server.share(pipe: 0, name: "stdin", contentType: contentType)
         watched.append(shared)
+        descriptions.append("standard input")
         var media = MediaInformation(contentID: shared.url, contentType: shared.contentType, streamType: .live)
         media.metadata = .generic(title: title ?? "Standard input")
         return media

@@ -248,9 +248,17 @@ public final class MediaServer: Sendable {
         folder.url + relativePath.split(separator: "/").map { RequestPath.encode(String($0)) }.joined(separator: "/")
     }
 
-    /// Stops serving an item: its URL answers 404 from now on.
-    public func withdraw(_ media: SharedMedia) {
-        if case .stream(let stream) = registry.remove(media.id) { stream.cancel() }
+    /// Stops serving an item: its URL answers 404 from now on, and a responder's work ends.
+    public func withdraw(_ media: SharedMedia) async {
+        await Self.end(registry.remove(media.id))
+    }
+
+    private static func end(_ content: ShareContent?) async {
+        switch content {
+        case .stream(let stream): stream.cancel()
+        case .responder(let responder): await responder.stop()
+        default: break
+        }
     }
 
     private func add(name: String, contentType: String, size: UInt64?, path: String?, _ content: ShareContent)
@@ -345,11 +353,9 @@ public final class MediaServer: Sendable {
 
     // MARK: - Lifetime
 
-    /// Stops listening, closes every connection and ends every live stream and wait.
+    /// Stops listening, closes every connection and ends every live stream, responder (transcoding) and wait.
     public func stop() async {
-        for content in registry.removeAll() {
-            if case .stream(let stream) = content { stream.cancel() }
-        }
+        for content in registry.removeAll() { await Self.end(content) }
         fetchLog.cancelWaiters()
         try? await serverChannel.close()
         await connections.closeAll()

@@ -127,7 +127,7 @@ import Testing
         #expect(try await get(path(of: media) + "?t=1").status == 200)
         let refused = try await get("/nothing")
         #expect(refused.header("Access-Control-Allow-Origin") == "*")
-        server.withdraw(media)
+        await server.withdraw(media)
         #expect(try await get(path(of: media)).status == 404)
         await server.stop()
     }

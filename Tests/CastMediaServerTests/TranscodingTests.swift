@@ -408,3 +408,17 @@ struct HLSTranscoderTests {
         } throws: { ($0 as? CastMediaServerError)?.code == .invalidMedia }
     }
 }
+
+@Suite struct TranscoderFolderTests {
+    @Test func foldersOfDeadProcessesAreRemoved() throws {
+        let folder = try TemporaryFolder()
+        // pid_max is at most 2^22: this process cannot exist. The live one (ours) and other files stay.
+        try folder.write("cast-hls-99999999-abc/run1-00000.ts", [0x47])
+        try folder.write("cast-hls-\(getpid())-def/run1-00000.ts", [0x47])
+        try folder.write("cast-hls-notapid/x", [0])
+        try folder.write("other/x", [0])
+        HLSTranscoder.removeAbandonedFolders(in: folder.path)
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(left == ["cast-hls-\(getpid())-def", "cast-hls-notapid", "other"])
+    }
+}

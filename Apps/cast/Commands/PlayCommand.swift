@@ -19,6 +19,10 @@ struct PlayCommand: AsyncParsableCommand {
             next to a file (movie.srt, movie.en.srt, movie.fr.vtt) become tracks, and .srt/.ass are converted \
             to WebVTT.
 
+            A file the device cannot play (say, an MKV with AC-3 sound) is probed with ffprobe and served as HLS \
+            made by ffmpeg as it plays: remuxed, or only the audio or video re-encoded, seekable anywhere \
+            (--transcode). Text subtitles inside the file become tracks.
+
             Examples:
               cast play https://example.com/a.mp4 --title "Big Buck Bunny" --subtitles https://example.com/a.vtt
               cast play ./movie.mp4 --subtitles ./movie.srt
@@ -45,6 +49,13 @@ struct PlayCommand: AsyncParsableCommand {
     var serveAddress: String?
     @Option(help: "Serve local files on this port, or the first free one of a range A-B (default: any free port).")
     var servePort: String?
+    @Option(
+        help: """
+            auto: serve what the device plays as is, remux or transcode (ffmpeg) only what it does not; \
+            always: re-encode everything; never: serve files as they are.
+            """
+    )
+    var transcode: TranscodeMode = .auto
     @Flag(help: "Add to the running queue instead of replacing it.") var queue = false
     @Option(help: "Repeat mode: off, all, single, shuffle.") var `repeat`: Repeat = .off
     @Option(help: "Receiver app id (default: the Default Media Receiver).") var app: String?
@@ -136,7 +147,7 @@ struct PlayCommand: AsyncParsableCommand {
                     activeTrackIDs = [extraTracks[0].id]
                 }
             case .file(let path, let entryTitle):
-                (media, activeTrackIDs) = try serving!.media(
+                (media, activeTrackIDs) = try await serving!.media(
                     forFile: path,
                     title: first ? (title ?? entryTitle) : entryTitle,
                     contentType: contentType,
@@ -157,9 +168,10 @@ struct PlayCommand: AsyncParsableCommand {
 
     private func startServing(_ device: CastDevice) async throws -> LocalServing {
         try await LocalServing.start(
-            reaching: device.host,
+            reaching: device,
             address: serveAddress,
-            ports: servePort.flatMap(Self.ports)
+            ports: servePort.flatMap(Self.ports),
+            transcode: transcode
         )
     }
 
@@ -188,7 +200,23 @@ struct PlayCommand: AsyncParsableCommand {
         }
         guard let session else { return }
         var serving = servesLocalFiles(sources) ? try await startServing(session.device) : nil
-        defer { if let server = serving?.server { Task { await server.stop() } } }
+        do {
+            try await play(sources, in: session, context: context, serving: &serving, runtime)
+        } catch {
+            await serving?.server.stop()
+            throw error
+        }
+        // Ends the transcoders' ffmpeg too.
+        await serving?.server.stop()
+    }
+
+    private func play(
+        _ sources: [PlaySource],
+        in session: CastSession,
+        context: CastContext,
+        serving: inout LocalServing?,
+        _ runtime: CLIRuntime
+    ) async throws {
         let items = try await self.items(sources, serving: &serving)
         for warning in serving?.warnings ?? [] { runtime.warn(warning) }
         let client = try runtime.mediaClient(session)
@@ -225,7 +253,7 @@ struct PlayCommand: AsyncParsableCommand {
                 pid: getpid(),
                 deviceID: session.device.id,
                 deviceName: session.device.friendlyName,
-                items: serving.watched.map(\.name)
+                items: serving.descriptions
             )
             BackgroundServing.save(record)
             BackgroundServing.detach()
@@ -239,8 +267,25 @@ struct PlayCommand: AsyncParsableCommand {
             await context.sessionManager.endSession(stopCasting: false)
             return
         }
+        // From here this process serves (and transcodes) local content until playback ends: `cast status`
+        // shows it, `cast stop` ends it.
+        let record = serving.map {
+            BackgroundServing.Record(
+                pid: getpid(),
+                deviceID: session.device.id,
+                deviceName: session.device.friendlyName,
+                items: $0.descriptions
+            )
+        }
+        if let record { BackgroundServing.save(record) }
+        defer { if let record { BackgroundServing.remove(pid: record.pid) } }
+        for (name, transcoder) in serving?.transcoding ?? [] {
+            runtime.warn("transcoding \(name) as it plays: \(transcoder.plan.reasons.joined(separator: ", "))")
+        }
+        if !runtime.isTTY || runtime.global.json {
+            serving?.reportProgress { FileHandleOutput.standardError("cast: " + $0) }
+        }
         if runtime.global.json || detach {
-            // Local content is served by this process: it stays until playback ends.
             runtime.printStatus(session)
             await LocalServing.untilPlaybackEnds(session)
             await context.sessionManager.endSession(stopCasting: false)
@@ -288,6 +333,8 @@ struct PlayCommand: AsyncParsableCommand {
 }
 
 /// Content types from file extensions, and display names from URLs.
+extension TranscodeMode: ExpressibleByArgument {}
+
 enum MediaTypes {
     /// Media for a bare URL: the given or guessed content type, generic metadata titled with the file name.
     static func media(

@@ -41,4 +41,12 @@ public enum MediaResponse: Sendable {
 public protocol MediaResponder: Sendable {
     /// The response to `request`. Thrown errors are answered 500 and logged.
     func respond(to request: MediaRequest) async throws -> MediaResponse
+
+    /// Ends whatever work the responder does (a transcoder's ffmpeg), when its item is withdrawn or the server
+    /// stops. The default does nothing.
+    func stop() async
+}
+
+extension MediaResponder {
+    public func stop() async {}
 }

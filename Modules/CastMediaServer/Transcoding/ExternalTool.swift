@@ -35,7 +35,10 @@ public struct ExternalTool: Sendable, Hashable {
         guard let tool = find(name) else {
             let base = (name as NSString).lastPathComponent
             let package = ["ffprobe": "ffmpeg", "yt-dlp": "yt-dlp (pip install yt-dlp)"][base] ?? base
-            throw CastMediaServerError(.toolMissing, "\(purpose) needs \(base), which is not installed: install \(package)")
+            throw CastMediaServerError(
+                .toolMissing,
+                "\(purpose) needs \(base), which is not installed: install \(package)"
+            )
         }
         return tool
     }
@@ -45,10 +48,11 @@ public struct ExternalTool: Sendable, Hashable {
     /// - Throws: ``CastMediaServerError/Code/toolFailed`` when it cannot start, exits unsuccessfully (with the end
     ///   of its standard error) or writes more than `limit`.
     public func output(arguments: [String], limit: Int = 16 << 20) async throws -> String {
+        let command = commandLine(arguments)
         do {
             let result = try await run(
-                .path(FilePath(path)),
-                arguments: Arguments(arguments),
+                .path(FilePath(command.executable)),
+                arguments: Arguments(command.arguments),
                 input: .none,
                 output: .string(limit: limit),
                 error: .string(limit: 1 << 20)
@@ -65,6 +69,15 @@ public struct ExternalTool: Sendable, Hashable {
             throw CastMediaServerError(.toolFailed, "\(name) did not run: \(error)", cause: error)
         }
     }
+
+    /// The executable and arguments that run the tool so that it dies with this process, however this process
+    /// ends (even SIGKILL): through util-linux's `setpriv --pdeathsig KILL` when it is installed.
+    func commandLine(_ arguments: [String]) -> (executable: String, arguments: [String]) {
+        guard let setpriv = Self.parentDeathWrapper else { return (path, arguments) }
+        return (setpriv, ["--pdeathsig", "KILL", "--", path] + arguments)
+    }
+
+    private static let parentDeathWrapper = find("setpriv")?.path
 
     /// The last lines of a tool's complaint, for a message.
     static func tail(_ text: String) -> String {
@@ -96,12 +109,13 @@ final class ToolProcess: Sendable {
     static func launch(_ tool: ExternalTool, arguments: [String]) -> ToolProcess {
         let (lines, continuation) = AsyncStream<String>.makeStream()
         let process = ToolProcess(outputLines: lines)
+        let command = tool.commandLine(arguments)
         let task = Task<ToolExit, Never> {
             defer { continuation.finish() }
             do {
                 let result = try await run(
-                    .path(FilePath(tool.path)),
-                    arguments: Arguments(arguments),
+                    .path(FilePath(command.executable)),
+                    arguments: Arguments(command.arguments),
                     input: .none,
                     output: .sequence,
                     error: .sequence

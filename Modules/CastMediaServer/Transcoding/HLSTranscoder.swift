@@ -90,7 +90,10 @@ public final class HLSTranscoder: MediaResponder {
         self.plan = plan
         self.options = options
         self.segmentDurations = Self.segments(duration: duration, length: options.segmentDuration)
-        let template = (options.temporaryDirectory as NSString).appendingPathComponent("cast-hls-XXXXXX")
+        Self.removeAbandonedFolders(in: options.temporaryDirectory)
+        let template = (options.temporaryDirectory as NSString).appendingPathComponent(
+            "\(Self.folderPrefix)\(getpid())-XXXXXX"
+        )
         var path = Array(template.utf8CString)
         guard mkdtemp(&path) != nil else {
             throw CastMediaServerError(.notShareable, "cannot make a folder in \(options.temporaryDirectory)")
@@ -101,6 +104,20 @@ public final class HLSTranscoder: MediaResponder {
 
     deinit {
         try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Segment folders are named after the process that made them, so one killed before it could clean up is
+    /// removed by the next.
+    static let folderPrefix = "cast-hls-"
+
+    static func removeAbandonedFolders(in directory: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        where name.hasPrefix(folderPrefix) {
+            guard let pid = Int32(name.dropFirst(folderPrefix.count).prefix { $0 != "-" }),
+                kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            try? FileManager.default.removeItem(atPath: (directory as NSString).appendingPathComponent(name))
+        }
     }
 
     /// Fixed-length segments; a last piece shorter than half a second joins the one before it (ffmpeg cuts
@@ -240,7 +257,8 @@ public final class HLSTranscoder: MediaResponder {
             guard let dash = name.firstIndex(of: "-"), name.hasSuffix(".ts"),
                 let index = Int(name[name.index(after: dash)...].dropLast(3))
             else { continue }
-            let (waiters, progress) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], TranscodeProgress?) in
+            let (waiters, progress) = state.withLock {
+                state -> ([CheckedContinuation<Void, any Error>], TranscodeProgress?) in
                 guard state.run?.id == run.id else { return ([], nil) }
                 state.made[index] = folder + "/" + Self.runFileName(run: run.id, index: index)
                 state.run?.next = index + 1
@@ -315,7 +333,8 @@ public final class HLSTranscoder: MediaResponder {
                 arguments += [
                     "-c:v", "libx264", "-preset", "veryfast", "-crf", "21", "-maxrate", "10M", "-bufsize", "20M",
                     "-profile:v", "high", "-level:v", "4.1", "-pix_fmt", "yuv420p",
-                    "-vf", "scale=w='min(1920,iw)':h='min(1080,ih)':force_original_aspect_ratio=decrease:"
+                    "-vf",
+                    "scale=w='min(1920,iw)':h='min(1080,ih)':force_original_aspect_ratio=decrease:"
                         + "force_divisible_by=2",
                     "-force_key_frames", "expr:gte(t,n_forced*\(options.segmentDuration))",
                 ]
