@@ -156,7 +156,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
         }
         let publisher = noMDNS ? nil : await advertise(emulator.devices, logger: logger)
         say("cast-receiver: ready (Ctrl-C to stop)")
-        let signal = await waitForTerminationSignal()
+        let signal = await TerminationSignal.wait()
         say("cast-receiver: \(signal == SIGINT ? "SIGINT" : "SIGTERM"), shutting down")
         if let publisher {
             let count = publisher.publishedIDs.count
@@ -214,35 +214,4 @@ struct CastReceiverCommand: AsyncParsableCommand {
 /// Writes a line to standard output at once (scripts wait for these lines, so they must not sit in a buffer).
 func say(_ line: String) {
     LocalFiles.write(line + "\n", to: STDOUT_FILENO)
-}
-
-/// Suspends until SIGINT or SIGTERM arrives and returns which.
-func waitForTerminationSignal() async -> Int32 {
-    await withCheckedContinuation { continuation in
-        let queue = DispatchQueue(label: "cast-receiver.signals")
-        let once = SignalOnce(continuation)
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { once.resume(number) }
-            source.resume()
-            once.keep(source)
-        }
-    }
-}
-
-/// Resumes a continuation at most once and keeps the signal sources alive.
-private final class SignalOnce: @unchecked Sendable {
-    // @unchecked: all access happens on the one serial signal queue, or before its sources start.
-    private var continuation: CheckedContinuation<Int32, Never>?
-    private var sources: [any DispatchSourceSignal] = []
-
-    init(_ continuation: CheckedContinuation<Int32, Never>) { self.continuation = continuation }
-
-    func keep(_ source: any DispatchSourceSignal) { sources.append(source) }
-
-    func resume(_ number: Int32) {
-        continuation?.resume(returning: number)
-        continuation = nil
-    }
 }

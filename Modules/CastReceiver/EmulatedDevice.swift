@@ -384,7 +384,22 @@ public final class EmulatedDevice: Sendable {
         if message.namespace == CastNamespace.media, state.running.player != nil {
             guard let request = (try? message.json())?.objectValue else { return [] }
             if let mediaFetcher, MediaFetcher.needsFetch(request) {
-                fetchThenHandle(request, with: mediaFetcher, from: requester, state: &state)
+                let logger = self.logger
+                fetchThenHandle(request, from: requester, state: &state) {
+                    await MediaFetcher.fetchAll(request, fetcher: mediaFetcher, logger: logger)
+                }
+                return []
+            }
+            if let mediaFetcher,
+                let target = MediaFetcher.hlsSeekTarget(request, player: state.running.player!, at: now)
+            {
+                let logger = self.logger
+                fetchThenHandle(request, from: requester, state: &state) {
+                    if let failure = await mediaFetcher.fetchSegment(playlistURL: target.playlist, at: target.seconds) {
+                        logger.notice("SEEK to \(target.seconds) s: \(failure.reason)")
+                    }
+                    return request
+                }
                 return []
             }
             let deliveries = state.running.player!.handle(request, from: requester, at: now)
@@ -539,20 +554,20 @@ public final class EmulatedDevice: Sendable {
 
     // MARK: - Fetching media like a device
 
-    /// Fetches what `request` loads, then hands it to the player with what fetching found (the duration, or
-    /// the failure a device would report). Runs after earlier fetches, so requests keep their order.
+    /// Fetches what `request` needs (`fetch`: a LOAD's media, a SEEK's segment), then hands the player what it
+    /// returns (the request, with the duration or the failure a device would report). Runs after earlier fetches,
+    /// so requests keep their order.
     private func fetchThenHandle(
         _ request: [String: JSONValue],
-        with fetcher: MediaFetcher,
         from requester: Requester,
-        state: inout State
+        state: inout State,
+        fetch: @escaping @Sendable () async -> [String: JSONValue]
     ) {
         let previous = state.lastFetch
         let transportID = state.running.transportID
-        let logger = self.logger
         state.lastFetch = Task { [weak self] in
             await previous?.value
-            let fetched = await MediaFetcher.fetchAll(request, fetcher: fetcher, logger: logger)
+            let fetched = await fetch()
             self?.handleFetched(fetched, from: requester, transportID: transportID)
         }
     }

@@ -5,6 +5,7 @@ Separate processes share a session through the saved state (as a person using th
 and exit codes are checked, and the terminal UIs are driven for real in tmux (send-keys / capture-pane).
 Prints one line per check and `N passed, M failed` last; exits non-zero on failure.
 """
+import glob
 import json
 import os
 import shutil
@@ -393,6 +394,63 @@ def local_files():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def transcoding():
+    """A file the device cannot play: probed, served as HLS made by ffmpeg as it plays, seekable, subtitled from
+    inside the file; without ffmpeg, a clear error and no LOAD."""
+    if shutil.which("ffmpeg") is None:
+        check("ffmpeg is installed for the transcoding checks (Tools/setup.sh test installs it)", False)
+        return
+    folder = tempfile.mkdtemp(prefix="cast-e2e-transcode-")
+    try:
+        srt = os.path.join(folder, "inside.srt")
+        with open(srt, "w") as subtitles:
+            subtitles.write("1\n00:00:01,000 --> 00:00:03,000\nBonjour\n\n")
+        movie = os.path.join(folder, "Movie (AC3).mkv")
+        subprocess.run(["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=10",
+                        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-i", srt, "-t", "120",
+                        "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-preset", "ultrafast",
+                        "-pix_fmt", "yuv420p", "-g", "20", "-c:a", "ac3", "-ac", "6", "-c:s", "srt",
+                        "-metadata:s:s:0", "language=fra", movie], check=True)
+        device = start_receiver("--fetch-media", "--name", "Transcoding TV")
+        host = f"127.0.0.1:{device}"
+        started = time.monotonic()
+        code, out, text = cast("play", movie, "--host", host, "--detach", "--json")
+        elapsed = time.monotonic() - started
+        check("an MKV with AC-3 audio reaches PLAYING after transcoding", code == 0 and media(out).get("playerState") == "PLAYING", text)
+        print(f"  MKV (AC-3) PLAYING {elapsed:.1f} s after the command", flush=True)
+        check("... served as HLS with the probed duration", media(out).get("contentId", "").endswith("/index.m3u8")
+              and abs((media(out).get("duration") or 0) - 120) < 0.5, out)
+        check("... its embedded French subtitles offered (and enabled) as a track", media(out).get("activeTrackIds") == [1], out)
+        code, out, text = cast("status", "--host", host, "--json")
+        serving = (out or {}).get("serving") or []
+        items = serving[0].get("items", []) if serving else []
+        check("status says what is transcoded and why", code == 0 and items and "transcoding audio" in items[0] and "ac3 audio" in items[0], text)
+        pid = serving[0].get("pid") if serving else None
+
+        started = time.monotonic()
+        code, out, text = cast("seek", "110", "--host", host, "--json")
+        seek_elapsed = time.monotonic() - started
+        check("a seek near the end plays", code == 0 and media(out).get("playerState") == "PLAYING" and (media(out).get("position") or 0) >= 109, text)
+        print(f"  seek to 110 s of the transcoded file answered in {seek_elapsed:.2f} s", flush=True)
+        near_end = glob.glob(f"/tmp/cast-hls-{pid}-*/run*-00018.ts")
+        check("... the device fetched the segment there and ffmpeg made it from there", wait_until(
+            lambda: glob.glob(f"/tmp/cast-hls-{pid}-*/run[2-9]-00018.ts"), 10), near_end)
+        code, out, text = cast("stop", "--host", host, "--json")
+        check("stop ends the background server, its ffmpeg and its segments", code == 0 and pid and wait_until(
+            lambda: not os.path.exists(f"/proc/{pid}") and not glob.glob(f"/tmp/cast-hls-{pid}-*"), 10), text)
+
+        bare = dict(ENV, PATH="/nonexistent")
+        code, out, text = cast("play", movie, "--host", host, "--json", env=bare)
+        error = (out or {}).get("error") or {}
+        check("without ffmpeg: exit 1, kind missing-tool, naming what to install",
+              code == 1 and error.get("kind") == "missing-tool" and "install ffmpeg" in error.get("message", ""), text)
+        code, out, text = cast("status", "--host", host, "--json")
+        check("... and nothing was loaded", code == 0 and media(out).get("contentId") is None, text)
+        cast("app", "stop", "--host", host)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main():
     for binary in (CAST, RECEIVER):
         if not os.path.exists(binary):
@@ -409,6 +467,7 @@ def main():
         mini_controller(port)
         terminal_uis(port)
         local_files()
+        transcoding()
     finally:
         for process in receivers:
             process.terminate()

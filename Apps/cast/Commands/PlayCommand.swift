@@ -3,6 +3,7 @@ import CastControllers
 import CastDiscovery
 import CastMedia
 import CastMediaServer
+import CastReceiver
 import CastSession
 import CastTransport
 
@@ -260,6 +261,8 @@ struct PlayCommand: AsyncParsableCommand {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await LocalServing.untilPlaybackEnds(session) }
                 group.addTask { await BackgroundServing.untilIdle(serving.server) }
+                // `cast stop` sends SIGTERM: end cleanly, so ffmpeg and its segments go too.
+                group.addTask { _ = await TerminationSignal.wait() }
                 await group.next()
                 group.cancelAll()
             }

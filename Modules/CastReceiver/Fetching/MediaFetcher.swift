@@ -39,6 +39,29 @@ struct MediaFetcher: Sendable {
     /// Where a failed fetch is noted in the request handed to the player (never sent anywhere).
     static let failureKey = "x-emulator-fetch-failure"
 
+    /// The playlist and position a SEEK moves to when the media playing is HLS (a device fetches the segment
+    /// there); nil for anything else.
+    static func hlsSeekTarget<Requester>(
+        _ request: [String: JSONValue],
+        player: MediaPlayer<Requester>,
+        at now: Double
+    ) -> (
+        playlist: String, seconds: Double
+    )? {
+        guard request["type"]?.stringValue == "SEEK", let session = player.session else { return nil }
+        let media = session.current.media
+        guard let url = media["contentUrl"]?.stringValue ?? media["contentId"]?.stringValue,
+            media["contentType"]?.stringValue?.lowercased().contains("mpegurl") == true
+                || url.lowercased().split(separator: "?").first?.hasSuffix(".m3u8") == true
+        else { return nil }
+        let position = player.position(of: session, at: now)
+        guard
+            let target = request["relativeTime"]?.doubleValue.map({ position + $0 })
+                ?? request["currentTime"]?.doubleValue
+        else { return nil }
+        return (url, max(0, target))
+    }
+
     /// Whether a media request loads media a device would fetch first.
     static func needsFetch(_ request: [String: JSONValue]) -> Bool {
         let type = request["type"]?.stringValue
@@ -122,38 +145,69 @@ struct MediaFetcher: Sendable {
 
     /// HLS: the playlist (a master's first variant), CORS on each, and the first segment.
     private func fetchHLS(_ first: HTTPFetcher.Response) async -> Outcome {
+        switch await mediaPlaylist(from: first) {
+        case .failure(let failure):
+            return .failed(detailedErrorCode: failure.code, reason: failure.reason)
+        case .success(let (playlist, url)):
+            if let failure = await fetchSegment(of: playlist, at: 0, playlistURL: url) {
+                return .failed(detailedErrorCode: failure.code, reason: failure.reason)
+            }
+            return .playable(duration: playlist.duration)
+        }
+    }
+
+    /// After a SEEK into HLS a device fetches the segment holding the new position: so does the emulator (a
+    /// server that makes segments on demand sees the jump). Returns why it could not, if it could not.
+    func fetchSegment(playlistURL: String, at seconds: Double) async -> Failure? {
+        guard let response = try? await get(playlistURL), response.status == 200 else {
+            return Failure(code: 301, reason: "\(playlistURL) cannot be fetched")
+        }
+        switch await mediaPlaylist(from: response) {
+        case .failure(let failure): return failure
+        case .success(let (playlist, url)): return await fetchSegment(of: playlist, at: seconds, playlistURL: url)
+        }
+    }
+
+    /// Why fetching failed, with the device's `detailedErrorCode`.
+    struct Failure: Error {
+        var code: Int
+        var reason: String
+    }
+
+    /// The media playlist `first` is, or leads to (its first variant), checking CORS on each.
+    private func mediaPlaylist(from first: HTTPFetcher.Response) async -> Result<(HLSPlaylist, String), Failure> {
         var response = first
         for _ in 0..<2 {
             guard allowsOrigin(response) else {
-                return .failed(
-                    detailedErrorCode: 311,
-                    reason: "\(response.url) lacks CORS (Access-Control-Allow-Origin)"
-                )
+                return .failure(Failure(code: 311, reason: "\(response.url) lacks CORS (Access-Control-Allow-Origin)"))
             }
             guard let playlist = try? HLSPlaylist.parse(String(decoding: response.body, as: UTF8.self)) else {
-                return .failed(detailedErrorCode: 411, reason: "\(response.url) is not an HLS playlist")
+                return .failure(Failure(code: 411, reason: "\(response.url) is not an HLS playlist"))
             }
             switch playlist.kind {
             case .master(let variants):
                 guard let variant = variants.first, let next = try? await get(resolve(variant, against: response.url)),
                     next.status == 200
-                else { return .failed(detailedErrorCode: 312, reason: "the variant playlist cannot be fetched") }
+                else { return .failure(Failure(code: 312, reason: "the variant playlist cannot be fetched")) }
                 response = next
-            case .media(let segments, _, _):
-                guard let segment = segments.first else {
-                    return .failed(detailedErrorCode: 412, reason: "the playlist has no segments")
-                }
-                let segmentURL = resolve(segment.uri, against: response.url)
-                guard let answer = try? await get(segmentURL), answer.status == 200 || answer.status == 206 else {
-                    return .failed(detailedErrorCode: 301, reason: "segment \(segmentURL) cannot be fetched")
-                }
-                guard allowsOrigin(answer) else {
-                    return .failed(detailedErrorCode: 301, reason: "segment \(segmentURL) lacks CORS")
-                }
-                return .playable(duration: playlist.duration)
+            case .media:
+                return .success((playlist, response.url))
             }
         }
-        return .failed(detailedErrorCode: 411, reason: "nested master playlists")
+        return .failure(Failure(code: 411, reason: "nested master playlists"))
+    }
+
+    private func fetchSegment(of playlist: HLSPlaylist, at seconds: Double, playlistURL: String) async -> Failure? {
+        guard case .media(let segments, _, _) = playlist.kind, !segments.isEmpty else {
+            return Failure(code: 412, reason: "the playlist has no segments")
+        }
+        let index = playlist.segment(at: seconds)?.index ?? segments.count - 1
+        let segmentURL = resolve(segments[index].uri, against: playlistURL)
+        guard let answer = try? await get(segmentURL), answer.status == 200 || answer.status == 206 else {
+            return Failure(code: 301, reason: "segment \(segmentURL) cannot be fetched")
+        }
+        guard allowsOrigin(answer) else { return Failure(code: 301, reason: "segment \(segmentURL) lacks CORS") }
+        return nil
     }
 
     /// Text tracks are fetched by the page's script: without CORS the device never shows them.
