@@ -200,7 +200,7 @@ let package = Package(
         .executableTarget(
             name: "cast-benchmarks",
             dependencies: [
-                "CastDiscovery", "CastMedia", "CastReceiver", "CastSession", "CastTransport",
+                "CastDiscovery", "CastMedia", "CastMediaServer", "CastReceiver", "CastSession", "CastTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -422,3 +422,50 @@ struct HLSTranscoderTests {
         #expect(left == ["cast-hls-\(getpid())-def", "cast-hls-notapid", "other"])
     }
 }
+
+@Suite struct PageResolverTests {
+    @Test func pagesAreURLsThatNameNoMediaType() {
+        #expect(PageResolver.looksLikePage("https://www.youtube.com/watch?v=abc"))
+        #expect(PageResolver.looksLikePage("https://vimeo.com/12345"))
+        #expect(PageResolver.looksLikePage("http://127.0.0.1:8000/page.html"))
+        #expect(!PageResolver.looksLikePage("https://example.com/a.mp4"))
+        #expect(!PageResolver.looksLikePage("https://example.com/live/index.m3u8?token=1"))
+        #expect(!PageResolver.looksLikePage("rtsp://camera/stream"))
+        #expect(!PageResolver.looksLikePage("not a url"))
+    }
+
+    @Test func readsYtDLPsDescription() throws {
+        let json = """
+            {"url": "https://cdn.example.com/v.mp4", "title": "A talk", "thumbnail": "https://i.example.com/t.jpg",
+             "ext": "mp4", "protocol": "https", "is_live": null, "duration": 754.5}
+            """
+        let page = try PageResolver.parse(Data(json.utf8), page: "https://example.com/watch")
+        #expect(page.url == "https://cdn.example.com/v.mp4")
+        #expect(page.contentType == "video/mp4")
+        #expect(page.title == "A talk")
+        #expect(page.thumbnail == "https://i.example.com/t.jpg")
+        #expect(!page.isLive)
+        #expect(page.duration == 754.5)
+        let live = #"{"url": "https://cdn.example.com/live.m3u8", "protocol": "m3u8_native", "ext": "mp4", "is_live": true}"#
+        let livePage = try PageResolver.parse(Data(live.utf8), page: "https://example.com/live")
+        #expect(livePage.contentType == "application/x-mpegURL")
+        #expect(livePage.isLive)
+    }
+
+    @Test func whatIsNotOneStreamIsAnError() {
+        for text in ["nonsense", #"{"title": "needs merging", "requested_formats": [{"format_id": "1"}]}"#] {
+            #expect {
+                try PageResolver.parse(Data(text.utf8), page: "https://example.com/x")
+            } throws: { ($0 as? CastMediaServerError)?.code == .toolFailed }
+        }
+    }
+
+    @Test func withoutYtDLPTheErrorSaysWhatToInstall() async {
+        await #expect {
+            try await PageResolver.resolve("https://example.com/watch", ytDLP: "/nonexistent/yt-dlp")
+        } throws: { error in
+            let error = error as? CastMediaServerError
+            return error?.code == .toolMissing && error?.message.contains("pip install yt-dlp") == true
+        }
+    }
+}

@@ -1,6 +1,6 @@
 // cast-benchmarks: prints the figures the README reports. Not a test: nothing here asserts a time.
 //
-//   swift run -c release cast-benchmarks [--devices 1000] [--only codec|round-trip|session-start|scale|attack]
+//   swift run -c release cast-benchmarks [--devices 1000] [--only codec|round-trip|session-start|scale|attack|transcode]
 //
 // 1. Frame codec throughput (encode + decode of a typical MEDIA_STATUS frame).
 // 2. Request round trip over TLS on loopback (GET_STATUS to an emulated device), p50/p99.
@@ -9,6 +9,8 @@
 //    process; wall time, resident memory and OS thread count.
 // 5. Under attack: a sender's GET_STATUS round trips while others open thousands of half-open sockets and flood
 //    requests at the same device (64 connections at most; the idlest is closed first).
+// 6. Local files (TranscodeBenchmark.swift): time until a device can start a 2-hour MKV that needs audio
+//    transcoding, a remux-only one and an MP4 served as is; seeks to far points of the 2-hour file.
 import CastDiscovery
 import CastMedia
 import CastReceiver
@@ -307,3 +309,4 @@ if runs("round-trip") { try await roundTripBenchmark() }
 if runs("session-start") { try await sessionStartBenchmark() }
 if runs("scale") { try await scaleBenchmark(devices: deviceCount) }
 if runs("attack") { try await underAttackBenchmark() }
+if runs("transcode") { try await transcodeBenchmark() }

@@ -451,6 +451,49 @@ def transcoding():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def page_urls():
+    """`--resolve`: a page URL becomes its stream (title, artwork) through yt-dlp, installed from PyPI here."""
+    venv = os.path.join(ROOT, ".build", "tools-venv")
+    if not os.path.exists(os.path.join(venv, "bin", "yt-dlp")):
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", "--disable-pip-version-check",
+                        "yt-dlp==2026.10.26"], check=True)
+    folder = tempfile.mkdtemp(prefix="cast-e2e-page-")
+    web = None
+    try:
+        subprocess.run(["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-t", "2",
+                        "-c:v", "libx264", os.path.join(folder, "clip.mp4")], check=True)
+        web = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "0"], cwd=folder,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        web_port = int(web.stdout.readline().split("port ")[1].split(" ")[0])
+        with open(os.path.join(folder, "page.html"), "w") as page:
+            page.write(f"<html><head><title>Holiday</title><meta property='og:image' "
+                       f"content='http://127.0.0.1:{web_port}/thumb.jpg'></head><body><video controls>"
+                       f"<source src='clip.mp4' type='video/mp4'></video></body></html>")
+        device = start_receiver("--name", "Page TV")
+        host = f"127.0.0.1:{device}"
+        with_tool = dict(ENV, PATH=os.path.join(venv, "bin") + ":" + ENV.get("PATH", ""))
+        page_url = f"http://127.0.0.1:{web_port}/page.html"
+        code, out, text = cast("play", page_url, "--host", host, "--detach", "--json", env=with_tool)
+        check("play PAGE_URL casts the page's video (yt-dlp), titled from the page",
+              code == 0 and media(out).get("contentId") == f"http://127.0.0.1:{web_port}/clip.mp4"
+              and (media(out).get("title") or "").startswith("Holiday"), text)
+        code, out, text = cast("play", page_url, "--host", host, "--resolve", "never", "--detach", "--json", env=with_tool)
+        check("--resolve never sends the page URL as given", code == 0 and media(out).get("contentId") == page_url, text)
+        bare = dict(ENV, PATH="/usr/bin:/bin")
+        code, out, text = cast("play", page_url, "--host", host, "--resolve", "ytdl", "--json", env=bare)
+        check("--resolve ytdl without yt-dlp: exit 1, naming what to install",
+              code == 1 and "pip install yt-dlp" in json.dumps(out), text)
+        code, out, text = cast("play", page_url, "--host", host, "--detach", "--json", env=bare)
+        check("auto without yt-dlp: a warning saying what to install, and the URL as given",
+              code == 0 and "pip install yt-dlp" in text and media(out).get("contentId") == page_url, text)
+        cast("app", "stop", "--host", host)
+    finally:
+        if web:
+            web.terminate()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main():
     for binary in (CAST, RECEIVER):
         if not os.path.exists(binary):
@@ -468,6 +511,7 @@ def main():
         terminal_uis(port)
         local_files()
         transcoding()
+        page_urls()
     finally:
         for process in receivers:
             process.terminate()

@@ -33,6 +33,7 @@ struct PlayCommand: AsyncParsableCommand {
 
     enum StreamType: String, ExpressibleByArgument, CaseIterable { case buffered, live }
     enum Repeat: String, ExpressibleByArgument, CaseIterable { case off, all, single, shuffle }
+    enum Resolve: String, ExpressibleByArgument, CaseIterable { case auto, ytdl, never }
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Media URLs, files, folders, .m3u/.pls playlists, or - for standard input.") var urls: [String]
@@ -57,6 +58,13 @@ struct PlayCommand: AsyncParsableCommand {
             """
     )
     var transcode: TranscodeMode = .auto
+    @Option(
+        help: """
+            Page URLs: auto turns a URL that names no media type into its stream with yt-dlp when installed; \
+            ytdl always asks yt-dlp; never sends URLs as given.
+            """
+    )
+    var resolve: Resolve = .auto
     @Flag(help: "Add to the running queue instead of replacing it.") var queue = false
     @Option(help: "Repeat mode: off, all, single, shuffle.") var `repeat`: Repeat = .off
     @Option(help: "Receiver app id (default: the Default Media Receiver).") var app: String?
@@ -137,11 +145,22 @@ struct PlayCommand: AsyncParsableCommand {
             var activeTrackIDs: [Int]?
             switch source {
             case .url(let url, let entryTitle):
-                media = MediaTypes.media(
-                    for: url,
-                    contentType: contentType,
-                    streamType: streamType == .live ? .live : .buffered
-                )
+                if let page = try await resolvedPage(url) {
+                    media = MediaInformation(
+                        contentID: page.url,
+                        contentType: page.contentType,
+                        streamType: page.isLive ? .live : .buffered
+                    )
+                    media.metadata = .generic(title: page.title ?? MediaTypes.name(of: url))
+                    if let thumbnail = page.thumbnail { media.metadata?.images = [WebImage(url: thumbnail)] }
+                    media.duration = page.duration
+                } else {
+                    media = MediaTypes.media(
+                        for: url,
+                        contentType: contentType,
+                        streamType: streamType == .live ? .live : .buffered
+                    )
+                }
                 if let entryTitle { media.metadata?.title = entryTitle }
                 if !extraTracks.isEmpty {
                     media.tracks = extraTracks
@@ -165,6 +184,24 @@ struct PlayCommand: AsyncParsableCommand {
             items.append(QueueItem(media: media, activeTrackIDs: activeTrackIDs))
         }
         return items
+    }
+
+    /// The stream behind a page URL (``resolve``), or nil to send the URL as given. With `auto`, a missing or
+    /// failing yt-dlp is a warning; with `ytdl`, an error.
+    private func resolvedPage(_ url: String) async throws -> ResolvedPage? {
+        guard contentType == nil, resolve == .ytdl || (resolve == .auto && PageResolver.looksLikePage(url)) else {
+            return nil
+        }
+        do {
+            return try await PageResolver.resolve(url)
+        } catch let error as CastMediaServerError where resolve == .auto {
+            let advice =
+                error.code == .toolMissing
+                ? "it looks like a web page, which yt-dlp would turn into a stream (install it: pip install yt-dlp)"
+                : "yt-dlp found no stream there (\(error.message))"
+            FileHandleOutput.standardError("cast: \(url): \(advice); sending the URL as given")
+            return nil
+        }
     }
 
     private func startServing(_ device: CastDevice) async throws -> LocalServing {

@@ -1,0 +1,64 @@
+import Foundation
+
+/// A web page (a video site's page, an HTML page with a `<video>`) turned into a URL a Cast device can play.
+public struct ResolvedPage: Sendable, Hashable {
+    /// The stream's URL.
+    public var url: String
+    /// The content type for `MediaInformation.contentType`.
+    public var contentType: String
+    public var title: String?
+    /// The artwork.
+    public var thumbnail: String?
+    public var isLive: Bool
+    public var duration: Double?
+}
+
+/// Resolves page URLs with yt-dlp, when it is installed.
+public enum PageResolver {
+    /// Whether a URL looks like a page rather than media: its path names no media or playlist type.
+    public static func looksLikePage(_ url: String) -> Bool {
+        guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme ?? "")
+        else { return false }
+        let path = components.path
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return true }
+        return MediaSniffer.mimeType(forExtension: String(path[path.index(after: dot)...])) == nil
+    }
+
+    /// The stream behind `page`, its title and artwork: one format with audio and video that plays without
+    /// merging (MP4 first), as `yt-dlp -J` describes it.
+    ///
+    /// - Throws: ``CastMediaServerError/Code/toolMissing`` without yt-dlp; ``CastMediaServerError/Code/toolFailed``
+    ///   when yt-dlp finds nothing to play there.
+    public static func resolve(_ page: String, ytDLP: String = "yt-dlp") async throws -> ResolvedPage {
+        let tool = try ExternalTool.require(ytDLP, for: "casting a web page")
+        let output = try await tool.output(arguments: [
+            "-J", "--no-playlist", "--no-warnings", "-f", "b[ext=mp4]/b[protocol^=m3u8]/b", "--", page,
+        ])
+        return try parse(Data(output.utf8), page: page)
+    }
+
+    /// Reads yt-dlp's JSON description of one video.
+    static func parse(_ json: Data, page: String) throws -> ResolvedPage {
+        guard let info = try? JSONSerialization.jsonObject(with: json) as? [String: Any] else {
+            throw CastMediaServerError(.toolFailed, "yt-dlp's answer about \(page) is not JSON")
+        }
+        let format = (info["requested_formats"] as? [[String: Any]])?.first ?? info
+        guard let url = info["url"] as? String ?? format["url"] as? String else {
+            throw CastMediaServerError(.toolFailed, "yt-dlp found no single stream to play at \(page)")
+        }
+        let protocolName = (info["protocol"] as? String ?? "").lowercased()
+        let fileExtension = (info["ext"] as? String ?? "").lowercased()
+        let contentType =
+            protocolName.hasPrefix("m3u8") ? "application/x-mpegURL"
+            : protocolName.hasPrefix("http_dash") ? "application/dash+xml"
+            : MediaSniffer.mimeType(forExtension: fileExtension) ?? "video/mp4"
+        return ResolvedPage(
+            url: url,
+            contentType: contentType,
+            title: info["title"] as? String,
+            thumbnail: info["thumbnail"] as? String,
+            isLive: info["is_live"] as? Bool ?? false,
+            duration: (info["duration"] as? NSNumber)?.doubleValue
+        )
+    }
+}
