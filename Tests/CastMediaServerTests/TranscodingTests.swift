@@ -446,7 +446,8 @@ struct HLSTranscoderTests {
         #expect(page.thumbnail == "https://i.example.com/t.jpg")
         #expect(!page.isLive)
         #expect(page.duration == 754.5)
-        let live = #"{"url": "https://cdn.example.com/live.m3u8", "protocol": "m3u8_native", "ext": "mp4", "is_live": true}"#
+        let live =
+            #"{"url": "https://cdn.example.com/live.m3u8", "protocol": "m3u8_native", "ext": "mp4", "is_live": true}"#
         let livePage = try PageResolver.parse(Data(live.utf8), page: "https://example.com/live")
         #expect(livePage.contentType == "application/x-mpegURL")
         #expect(livePage.isLive)

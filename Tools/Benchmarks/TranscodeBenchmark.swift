@@ -27,7 +27,9 @@ func transcodeBenchmark() async throws {
                 "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "50",
             ] + audio + container + [path]
         )
-        print("transcode: made \(name) (\(length / 60) min) in \(String(format: "%.0f", seconds(ContinuousClock.now - made))) s")
+        print(
+            "transcode: made \(name) (\(length / 60) min) in \(String(format: "%.0f", seconds(ContinuousClock.now - made))) s"
+        )
         return path
     }
     let long = try await make("long.mkv", length: 7200, audio: ["-c:a", "ac3", "-ac", "6"])

@@ -379,6 +379,23 @@ def local_media_across_the_link():
           abs((media.get("duration") or 0) - 4) < 0.3 and media.get("activeTrackIds") == [1], media)
     figure(f"local clip played across the veth pair, command done after {elapsed:.1f} s (waits for playback end)")
 
+    movie = os.path.join(folder, "movie.mkv")
+    sh("ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10", "-f", "lavfi", "-i",
+       "sine=frequency=440:sample_rate=48000", "-t", "30", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "20",
+       "-c:a", "ac3", "-ac", "6", movie)
+    code, out, text, elapsed = cast("play", movie, "--detach", timeout=90)
+    media = out.get("media") or {}
+    check("an MKV with AC-3 audio across the link: PLAYING after transcoding, as HLS served from the sender",
+          code == 0 and media.get("playerState") == "PLAYING" and media.get("contentId", "").startswith(f"http://{SND_IP}:")
+          and media.get("contentId", "").endswith("/index.m3u8"), text[-400:])
+    figure(f"AC-3 MKV PLAYING across the veth pair {elapsed:.1f} s after the command")
+    code, out, text, elapsed = cast("seek", "26", timeout=30)
+    media = out.get("media") or {}
+    check("... and a seek near its end plays", code == 0 and media.get("playerState") == "PLAYING"
+          and (media.get("position") or 0) >= 25, text[-400:])
+    figure(f"seek near the end of the transcoded MKV answered in {elapsed:.2f} s")
+    cast("stop", timeout=30)
+
     script = """table inet castserve {
   chain input { type filter hook input priority 0; tcp dport 18555 drop; }
 }"""

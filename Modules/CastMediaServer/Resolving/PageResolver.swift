@@ -49,9 +49,11 @@ public enum PageResolver {
         let protocolName = (info["protocol"] as? String ?? "").lowercased()
         let fileExtension = (info["ext"] as? String ?? "").lowercased()
         let contentType =
-            protocolName.hasPrefix("m3u8") ? "application/x-mpegURL"
-            : protocolName.hasPrefix("http_dash") ? "application/dash+xml"
-            : MediaSniffer.mimeType(forExtension: fileExtension) ?? "video/mp4"
+            protocolName.hasPrefix("m3u8")
+            ? "application/x-mpegURL"
+            : protocolName.hasPrefix("http_dash")
+                ? "application/dash+xml"
+                : MediaSniffer.mimeType(forExtension: fileExtension) ?? "video/mp4"
         return ResolvedPage(
             url: url,
             contentType: contentType,
