@@ -157,7 +157,7 @@ struct LocalServing {
                 .subtitles(
                     id: tracks.count + 1,
                     url: subtitles.media.url,
-                    language: subtitles.stream.language ?? "und",
+                    language: subtitles.stream.languageTag ?? "und",
                     name: subtitles.stream.title
                 )
             )

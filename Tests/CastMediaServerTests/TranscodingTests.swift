@@ -195,6 +195,16 @@ import Testing
         #expect(probe.streams[4].codec == "unknown")
     }
 
+    @Test func languagesBecomeBCP47Tags() {
+        var stream = MediaProbe.Stream(index: 0, kind: .subtitle, codec: "subrip")
+        for (code, tag) in [("fra", "fr"), ("fre", "fr"), ("GER", "de"), ("eng", "en"), ("haw", "haw")] {
+            stream.language = code
+            #expect(stream.languageTag == tag, "\(code)")
+        }
+        stream.language = nil
+        #expect(stream.languageTag == nil)
+    }
+
     @Test func refusesWhatIsNotAProbe() {
         for text in ["not json", "[]", #"{"streams": [], "format": {}}"#] {
             #expect {

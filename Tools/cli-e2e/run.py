@@ -317,7 +317,7 @@ def local_files():
         for index, seconds in ((1, 3), (2, 2), (10, 2)):
             subprocess.run(["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5",
                             "-f", "lavfi", "-i", "sine=frequency=440", "-t", str(seconds), "-c:v", "libx264",
-                            "-c:a", "aac", "-shortest", os.path.join(folder, f"Clip {index}.mp4")], check=True)
+                            "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", os.path.join(folder, f"Clip {index}.mp4")], check=True)
         with open(os.path.join(folder, "Clip 1.srt"), "w", encoding="latin-1") as srt:
             srt.write("1\r\n00:00:00,500 --> 00:00:01,500\r\nCaf\xe9 <i>ouvert</i>\r\n\r\n2\r\nnot a time\r\nbroken\r\n")
         os.mkdir(os.path.join(folder, "other"))
@@ -344,8 +344,12 @@ def local_files():
         check("play list.m3u queues its entries with their titles",
               code == 0 and (media(out).get("queue") or {}).get("count") == 2 and media(out).get("title") == "Second clip", text)
 
-        code, out, text = cast("play", os.path.join(folder, "other", "notes.mp4"), "--host", f"127.0.0.1:{fetching}", "--json")
-        check("a file that is not media fails LOAD as on a device (104) with the diagnosis",
+        notes = os.path.join(folder, "other", "notes.mp4")
+        code, out, text = cast("play", notes, "--host", f"127.0.0.1:{fetching}", "--json")
+        check("a file that is not media is refused before LOAD (ffprobe finds none)",
+              code == 1 and ((out or {}).get("error") or {}).get("kind") == "media" and "not media" in json.dumps(out), text)
+        code, out, text = cast("play", notes, "--transcode", "never", "--host", f"127.0.0.1:{fetching}", "--json")
+        check("... served anyway (--transcode never), it fails LOAD as on a device (104) with the diagnosis",
               code == 1 and "104" in json.dumps(out) and ((out or {}).get("error") or {}).get("diagnosis", {}).get("cause") == "fetchedButRejected", text)
 
         web = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "0"], cwd=folder,

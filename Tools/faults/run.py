@@ -359,7 +359,7 @@ def local_media_across_the_link():
     folder = tempfile.mkdtemp(prefix="cast-faults-media-", dir=STATE)
     clip = os.path.join(folder, "clip.mp4")
     sh("ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-f", "lavfi", "-i",
-       "sine=frequency=440", "-t", "4", "-c:v", "libx264", "-c:a", "aac", "-shortest", clip)
+       "sine=frequency=440", "-t", "4", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", clip)
     with open(os.path.join(folder, "clip.srt"), "w") as srt:
         srt.write("1\n00:00:00,000 --> 00:00:01,000\nHello\n")
     # A second interface on the sender, added before the route is asked: the address must still be the veth's.

@@ -32,6 +32,21 @@ public struct MediaProbe: Sendable, Hashable {
         /// Cover art stored as a video stream (an MP3's picture): not video to play.
         public var isAttachedPicture: Bool
 
+        /// ``language`` as a BCP 47 tag for a track (`fr` for `fra` or `fre`); the ISO 639-2 code itself when
+        /// the language has no two-letter code.
+        public var languageTag: String? {
+            guard let language = language?.lowercased() else { return nil }
+            let terminology = Self.bibliographicCodes[language] ?? language
+            return Locale.LanguageCode(terminology).identifier(.alpha2) ?? terminology
+        }
+
+        /// ISO 639-2's bibliographic codes (common in Matroska files) and their terminology twins.
+        private static let bibliographicCodes = [
+            "alb": "sqi", "arm": "hye", "baq": "eus", "bur": "mya", "chi": "zho", "cze": "ces", "dut": "nld",
+            "fre": "fra", "geo": "kat", "ger": "deu", "gre": "ell", "ice": "isl", "mac": "mkd", "mao": "mri",
+            "may": "msa", "per": "fas", "rum": "ron", "slo": "slk", "tib": "bod", "wel": "cym",
+        ]
+
         public init(index: Int, kind: Kind, codec: String) {
             self.index = index
             self.kind = kind
