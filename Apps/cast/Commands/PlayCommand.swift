@@ -283,30 +283,6 @@ struct PlayCommand: AsyncParsableCommand {
             await context.sessionManager.endSession(stopCasting: false)
             return
         }
-        if let serving, servingInBackground {
-            // The background server of `play --detach`: report, let go of the terminal, serve until playback
-            // ends or nobody has fetched anything for a while (a paused player fetches nothing either).
-            runtime.printStatus(session)
-            let record = BackgroundServing.Record(
-                pid: getpid(),
-                deviceID: session.device.id,
-                deviceName: session.device.friendlyName,
-                items: serving.descriptions
-            )
-            BackgroundServing.save(record)
-            BackgroundServing.detach()
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await LocalServing.untilPlaybackEnds(session) }
-                group.addTask { await BackgroundServing.untilIdle(serving.server) }
-                // `cast stop` sends SIGTERM: end cleanly, so ffmpeg and its segments go too.
-                group.addTask { _ = await TerminationSignal.wait() }
-                await group.next()
-                group.cancelAll()
-            }
-            BackgroundServing.remove(pid: record.pid)
-            await context.sessionManager.endSession(stopCasting: false)
-            return
-        }
         // From here this process serves (and transcodes) local content until playback ends: `cast status`
         // shows it, `cast stop` ends it.
         let record = serving.map {
@@ -317,8 +293,25 @@ struct PlayCommand: AsyncParsableCommand {
                 items: $0.descriptions
             )
         }
-        if let record { BackgroundServing.save(record) }
         defer { if let record { BackgroundServing.remove(pid: record.pid) } }
+        if let serving, let record, servingInBackground {
+            // The background server of `play --detach`: report, let go of the terminal, serve until playback
+            // ends or nobody has fetched anything for a while (a paused player fetches nothing either).
+            runtime.printStatus(session)
+            BackgroundServing.save(record)
+            BackgroundServing.detach()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await LocalServing.untilPlaybackEnds(session) }
+                group.addTask { await BackgroundServing.untilIdle(serving.server) }
+                // `cast stop` sends SIGTERM: end cleanly, so ffmpeg and its segments go too.
+                group.addTask { _ = await TerminationSignal.wait() }
+                await group.next()
+                group.cancelAll()
+            }
+            await context.sessionManager.endSession(stopCasting: false)
+            return
+        }
+        if let record { BackgroundServing.save(record) }
         for (name, transcoder) in serving?.transcoding ?? [] {
             runtime.warn("transcoding \(name) as it plays: \(transcoder.plan.reasons.joined(separator: ", "))")
         }

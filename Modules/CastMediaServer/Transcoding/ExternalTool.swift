@@ -123,12 +123,13 @@ final class ToolProcess: Sendable {
                     process.started(execution.processIdentifier)
                     defer { process.started(nil) }
                     async let complaint: String = {
-                        var tail: [String] = []
+                        // Bounded however much it writes: the last lines are what ExternalTool.tail shows.
+                        var lines: [String] = []
                         for try await line in execution.standardError.strings() {
-                            tail.append(line)
-                            if tail.count > 3 { tail.removeFirst() }
+                            lines.append(line)
+                            if lines.count > 3 { lines.removeFirst() }
                         }
-                        return tail.joined(separator: " / ")
+                        return lines.isEmpty ? "" : ExternalTool.tail(lines.joined(separator: "\n"))
                     }()
                     for try await line in execution.standardOutput.strings() { continuation.yield(line) }
                     return (try? await complaint) ?? ""

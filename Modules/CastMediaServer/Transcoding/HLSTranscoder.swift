@@ -157,8 +157,11 @@ public final class HLSTranscoder: MediaResponder {
         return Int(name.dropFirst(8).dropLast(3))
     }
 
+    /// The files a run writes, as ffmpeg's output template (`%05d` is the segment's index).
+    static func runFilePattern(run: Int) -> String { "run\(run)-%05d.ts" }
+
     /// The file a run writes segment `index` to.
-    static func runFileName(run: Int, index: Int) -> String { String(format: "run%d-%05d.ts", run, index) }
+    static func runFileName(run: Int, index: Int) -> String { String(format: runFilePattern(run: run), index) }
 
     public func respond(to request: MediaRequest) async throws -> MediaResponse {
         if request.path == Self.playlistName {
@@ -226,7 +229,6 @@ public final class HLSTranscoder: MediaResponder {
             }
             pruneAndPace()
         }
-        pruneAndPace()
         guard let file = madeFile(index) else {
             throw CastMediaServerError(.toolFailed, "segment \(index) was deleted before it was served")
         }
@@ -351,7 +353,7 @@ public final class HLSTranscoder: MediaResponder {
             "-segment_start_number", String(first),
             "-initial_offset", String(format: "%.3f", start),
             "-segment_list", "pipe:1", "-segment_list_type", "flat",
-            folder + "/run\(run)-%05d.ts",
+            folder + "/" + Self.runFilePattern(run: run),
         ]
         return arguments
     }

@@ -54,12 +54,11 @@ struct MediaFetcher: Sendable {
             media["contentType"]?.stringValue?.lowercased().contains("mpegurl") == true
                 || url.lowercased().split(separator: "?").first?.hasSuffix(".m3u8") == true
         else { return nil }
-        let position = player.position(of: session, at: now)
-        guard
-            let target = request["relativeTime"]?.doubleValue.map({ position + $0 })
-                ?? request["currentTime"]?.doubleValue
-        else { return nil }
-        return (url, max(0, target))
+        guard let target = MediaPlayer<Requester>.seekTarget(of: request, from: player.position(of: session, at: now))
+        else {
+            return nil
+        }
+        return (url, target)
     }
 
     /// Whether a media request loads media a device would fetch first.

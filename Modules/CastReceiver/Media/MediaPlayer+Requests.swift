@@ -1,6 +1,14 @@
 import CastTransport
 
 extension MediaPlayer {
+    /// Where a SEEK moves from `position` (never before the start; the caller clamps to the duration), or nil
+    /// when it names no time.
+    static func seekTarget(of request: [String: JSONValue], from position: Double) -> Double? {
+        if let relative = request["relativeTime"]?.doubleValue { return max(0, position + relative) }
+        if let absolute = request["currentTime"]?.doubleValue { return max(0, absolute) }
+        return nil
+    }
+
     /// Commands that act on an existing media session.
     static var sessionCommands: Set<String> {
         [
@@ -122,15 +130,9 @@ extension MediaPlayer {
             guard session.playerState != "IDLE" else { return failure("INVALID_PLAYER_STATE") }
             guard supports(MediaCommandBits.seek) else { return failure("INVALID_REQUEST", reason: "NOT_SUPPORTED") }
             guard session.adBreak == nil else { return failure("INVALID_PLAYER_STATE") }
-            var target = session.position
-            if let relative = request["relativeTime"]?.doubleValue {
-                target += relative
-            } else if let absolute = request["currentTime"]?.doubleValue {
-                target = absolute
-            } else {
+            guard var target = Self.seekTarget(of: request, from: session.position) else {
                 return failure("INVALID_REQUEST", reason: "INVALID_PARAMS")
             }
-            target = max(0, target)
             if let duration = duration(of: session.current) { target = min(target, duration) }
             session.position = target
             // Breaks the seek jumped over are not played again later.
