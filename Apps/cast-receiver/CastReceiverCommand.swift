@@ -155,8 +155,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
             )
         }
         let publisher = noMDNS ? nil : await advertise(emulator.devices, logger: logger)
+        let termination = TerminationSignal()
         say("cast-receiver: ready (Ctrl-C to stop)")
-        let signal = await TerminationSignal.wait()
+        let signal = await termination.wait()
         say("cast-receiver: \(signal == SIGINT ? "SIGINT" : "SIGTERM"), shutting down")
         if let publisher {
             let count = publisher.publishedIDs.count

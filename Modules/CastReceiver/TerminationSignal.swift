@@ -6,27 +6,34 @@ import Glibc
 
 /// Ending a program that serves (an emulator, a media server) cleanly: SIGINT and SIGTERM are caught and
 /// reported instead of killing the process, so it can close connections and end its child processes first.
-public enum TerminationSignal {
-    /// Suspends until SIGINT or SIGTERM arrives and returns which, or 0 when the task is cancelled (from the
-    /// first call on, neither signal kills the process).
-    public static func wait() async -> Int32 {
-        let queue = DispatchQueue(label: "cast.termination-signals")
-        let once = SignalOnce()
-        return await withTaskCancellationHandler {
+///
+/// Make it before announcing that the program is ready: a signal that arrives between the two is kept for
+/// ``wait()`` instead of being lost.
+public final class TerminationSignal: Sendable {
+    private let queue = DispatchQueue(label: "cast.termination-signals")
+    private let once = SignalOnce()
+
+    /// Catches SIGINT and SIGTERM from now on.
+    public init() {
+        queue.sync {
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                source.setEventHandler { [once] in once.resume(number) }
+                source.resume()
+                once.keep(source)
+            }
+        }
+    }
+
+    /// Suspends until SIGINT or SIGTERM has arrived and returns which, or 0 when the task is cancelled first.
+    public func wait() async -> Int32 {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                queue.async {
-                    once.wait(continuation)
-                    for number in [SIGINT, SIGTERM] {
-                        signal(number, SIG_IGN)
-                        let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                        source.setEventHandler { once.resume(number) }
-                        source.resume()
-                        once.keep(source)
-                    }
-                }
+                queue.async { [once] in once.wait(continuation) }
             }
         } onCancel: {
-            queue.async { once.resume(0) }
+            queue.async { [once] in once.resume(0) }
         }
     }
 }

@@ -297,14 +297,15 @@ struct PlayCommand: AsyncParsableCommand {
         if let serving, let record, servingInBackground {
             // The background server of `play --detach`: report, let go of the terminal, serve until playback
             // ends or nobody has fetched anything for a while (a paused player fetches nothing either).
+            // `cast stop` sends SIGTERM (once the record is saved): end cleanly, so ffmpeg and its segments go too.
+            let termination = TerminationSignal()
             runtime.printStatus(session)
             BackgroundServing.save(record)
             BackgroundServing.detach()
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await LocalServing.untilPlaybackEnds(session) }
                 group.addTask { await BackgroundServing.untilIdle(serving.server) }
-                // `cast stop` sends SIGTERM: end cleanly, so ffmpeg and its segments go too.
-                group.addTask { _ = await TerminationSignal.wait() }
+                group.addTask { _ = await termination.wait() }
                 await group.next()
                 group.cancelAll()
             }
