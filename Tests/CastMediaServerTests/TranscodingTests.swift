@@ -480,3 +480,52 @@ struct HLSTranscoderTests {
         }
     }
 }
+
+/// What ffmpeg reports that the playlist does not have: a stand-in ffmpeg (a script) reports a segment far past
+/// the end — first, so it is read before any segment is served — then writes the segments from the one asked
+/// for to the end, as ffmpeg's segment muxer can with a last sliver (a real ffmpeg does so only now and then; this crashed the transcoder once under load).
+@Suite(.enabled(if: ExternalTool.find("sh") != nil))
+struct HLSTranscoderReportTests {
+    @Test func aSegmentPastThePlaylistIsIgnored() async throws {
+        let folder = try TemporaryFolder()
+        let script = try folder.write(
+            "ffmpeg",
+            """
+            #!/bin/sh
+            start=0; previous=""
+            for argument; do
+                [ "$previous" = "-segment_start_number" ] && start=$argument
+                previous=$argument; template=$argument
+            done
+            for index in 99999 $(seq "$start" 1); do
+                name=$(printf "$(basename "$template")" "$index")
+                printf 'segment %s' "$index" > "$(dirname "$template")/$name"
+                echo "$name"
+            done
+
+            """
+        )
+        chmod(script, 0o755)
+        var options = TranscodeOptions()
+        options.ffmpeg = script
+        options.temporaryDirectory = folder.path
+        let probe = MediaProbe(
+            formatNames: ["matroska", "webm"],
+            duration: 12,
+            streams: [MediaProbe.Stream(index: 0, kind: .audio, codec: "ac3")]
+        )
+        let plan = try PlaybackPlan.make(for: probe, device: DeviceMediaSupport())
+        let transcoder = try HLSTranscoder(file: "/dev/null", probe: probe, plan: plan, options: options)
+        for index in 0..<2 {
+            let request = MediaRequest(path: HLSTranscoder.segmentName(index), peer: nil, isHead: false)
+            guard case .file(let path, _) = try await transcoder.respond(to: request) else {
+                Issue.record("segment \(index) is not a file")
+                continue
+            }
+            #expect(
+                String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self) == "segment \(index)"
+            )
+        }
+        await transcoder.stop()
+    }
+}

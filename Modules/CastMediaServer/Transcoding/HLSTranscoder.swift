@@ -256,8 +256,10 @@ public final class HLSTranscoder: MediaResponder {
     private func follow(_ run: Run) async {
         for await line in run.process.outputLines {
             let name = line.trimmingCharacters(in: .whitespaces)
+            // ffmpeg may cut one more (tiny) segment than the playlist has: nobody asks for it.
             guard let dash = name.firstIndex(of: "-"), name.hasSuffix(".ts"),
-                let index = Int(name[name.index(after: dash)...].dropLast(3))
+                let index = Int(name[name.index(after: dash)...].dropLast(3)),
+                (run.first..<segmentDurations.count).contains(index)
             else { continue }
             let (waiters, progress) = state.withLock {
                 state -> ([CheckedContinuation<Void, any Error>], TranscodeProgress?) in
