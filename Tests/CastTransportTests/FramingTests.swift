@@ -477,6 +477,19 @@ struct JSONValueTests {
         expectTransportError(.invalidPayload) { try JSONValue(parsing: text) }
     }
 
+    /// Numbers beyond `Double`'s range would parse as infinity, which no JSON text can hold; tiny ones underflow
+    /// to zero, which is still the closest value.
+    @Test(arguments: ["1e400", "-1e400", "[1e309]", #"{"currentTime":1E+999}"#, String(repeating: "9", count: 400)])
+    func numbersOutOfRangeAreInvalidPayload(text: String) {
+        let error = expectTransportError(.invalidPayload) { try JSONValue(parsing: text) }
+        #expect(error?.message.contains("number out of range") == true)
+    }
+
+    @Test func tinyNumbersUnderflowToZero() throws {
+        #expect(try JSONValue(parsing: "1e-400") == .number(0))
+        #expect(try JSONValue(parsing: "1.7976931348623157e308") == .number(.greatestFiniteMagnitude))
+    }
+
     /// RFC 8259 forbids leading zeros ("01"); the parser documents itself as strict about syntax.
     @Test(arguments: ["01", "-01", "[00]", #"{"requestId":007}"#])
     func leadingZerosAreInvalidPayload(text: String) {

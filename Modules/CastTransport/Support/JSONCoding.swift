@@ -208,7 +208,8 @@ private struct JSONParser {
             guard digits() > 0 else { throw error("expected exponent digits") }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let value = Double(text) else { throw error("number out of range") }
+        // `Double("1e400")` is infinity: a number beyond Double's range is an error, not a value no JSON can write.
+        guard let value = Double(text), value.isFinite else { throw error("number out of range") }
         return .number(value)
     }
 
