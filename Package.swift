@@ -56,7 +56,10 @@ let package = Package(
 
         .target(
             name: "CastLogging",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             path: "Modules/CastLogging"
         ),
         .target(
@@ -65,6 +68,7 @@ let package = Package(
                 "CastLogging",
                 "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -80,6 +84,7 @@ let package = Package(
                 "CastLogging",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -91,6 +96,7 @@ let package = Package(
                 "CastLogging",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -105,6 +111,7 @@ let package = Package(
                 "CastMedia",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -120,6 +127,7 @@ let package = Package(
                 "CastStyleConfig",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Modules/CastControllers"
         ),
@@ -141,6 +149,7 @@ let package = Package(
             dependencies: [
                 "CastLogging",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -157,6 +166,7 @@ let package = Package(
                 "CastMediaServer",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -201,6 +211,7 @@ let package = Package(
             name: "cast-benchmarks",
             dependencies: [
                 "CastDiscovery", "CastMedia", "CastMediaServer", "CastReceiver", "CastSession", "CastTransport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -208,7 +219,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "cast-soak",
-            dependencies: ["CastDiscovery", "CastMedia", "CastReceiver", "CastSession", "CastTransport"],
+            dependencies: [
+                "CastDiscovery", "CastMedia", "CastReceiver", "CastSession", "CastTransport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             path: "Tools/Soak"
         ),
 
@@ -219,6 +233,7 @@ let package = Package(
             dependencies: [
                 "CastDiscovery", "CastMedia", "CastMediaServer", "CastReceiver", "CastSession", "CastStyleConfig",
                 "CastTransport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -230,7 +245,10 @@ let package = Package(
 
         .testTarget(
             name: "CastLoggingTests",
-            dependencies: ["CastLogging", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CastLogging", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             path: "Tests/CastLoggingTests"
         ),
         .testTarget(
@@ -238,6 +256,7 @@ let package = Package(
             dependencies: [
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -254,6 +273,7 @@ let package = Package(
                 "CastSession",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/CastSessionTests"
         ),
@@ -271,6 +291,7 @@ let package = Package(
             dependencies: [
                 "CastMedia",
                 "CastTransport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -284,6 +305,7 @@ let package = Package(
                 "CastReceiver",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/CastDiscoveryTests"
         ),
@@ -296,6 +318,7 @@ let package = Package(
             name: "CastMediaServerTests",
             dependencies: [
                 "CastMediaServer",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -308,6 +331,7 @@ let package = Package(
                 "CastReceiver",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/CastReceiverTests",
             resources: [.copy("Golden")]

@@ -1,7 +1,7 @@
 import CastMedia
 import CastSession
 import CastTransport
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The terminal counterparts of the SDK's mini controller and expanded controller: live status with
 /// position, progress, ad and queue state, and key bindings for every media command.
@@ -43,7 +43,7 @@ public final class PlayerController: Sendable {
     private let style: ControllerStyle
     private let terminal: Terminal
     private let interactive: Bool
-    private let view = Mutex(ViewState())
+    private let view = NIOLockedValueBox(ViewState())
 
     /// A controller for `session`; `interactive` enables raw-mode keys (use it only on a TTY).
     public init(session: CastSession, style: ControllerStyle, terminal: Terminal = Terminal(), interactive: Bool) {
@@ -96,13 +96,13 @@ public final class PlayerController: Sendable {
                 break
             }
             if let status = session.remoteMediaClient?.mediaStatus {
-                view.withLock { $0.sawMedia = true }
+                view.withLockedValue { $0.sawMedia = true }
                 if status.hasEnded {
                     render(layout)
                     if layout == .mini || !interactive { terminal.write("\n") }
                     return .finished
                 }
-            } else if view.withLock({ $0.sawMedia }), session.connectionState == .connected {
+            } else if view.withLockedValue({ $0.sawMedia }), session.connectionState == .connected {
                 render(layout)
                 return .finished
             }
@@ -150,7 +150,7 @@ public final class PlayerController: Sendable {
             let muted = session.deviceStatus?.isMuted ?? false
             await run { try await self.session.setDeviceMuted(!muted) }
         case .character("u"):
-            view.withLock { $0.showsQueue.toggle() }
+            view.withLockedValue { $0.showsQueue.toggle() }
             if client.queue.itemIDs == nil { _ = try? await client.queue.reload() }
         default:
             break
@@ -158,9 +158,9 @@ public final class PlayerController: Sendable {
         if let request {
             do {
                 try await request.response()
-                view.withLock { $0.message = nil }
+                view.withLockedValue { $0.message = nil }
             } catch {
-                view.withLock { $0.message = "\(error)" }
+                view.withLockedValue { $0.message = "\(error)" }
             }
         }
         return nil
@@ -169,9 +169,9 @@ public final class PlayerController: Sendable {
     private func run(_ action: @Sendable () async throws -> Void) async {
         do {
             try await action()
-            view.withLock { $0.message = nil }
+            view.withLockedValue { $0.message = nil }
         } catch {
-            view.withLock { $0.message = "\(error)" }
+            view.withLockedValue { $0.message = "\(error)" }
         }
     }
 
@@ -207,14 +207,14 @@ public final class PlayerController: Sendable {
         guard interactive else {
             // Not a terminal: one line per change, no cursor tricks.
             let line = lines.joined(separator: " | ")
-            let previous = view.withLock { state -> Bool in
+            let previous = view.withLockedValue { state -> Bool in
                 defer { state.message = line }
                 return state.message == line
             }
             if !previous { terminal.write(line + "\n") }
             return
         }
-        let previousCount = view.withLock { state -> Int in
+        let previousCount = view.withLockedValue { state -> Int in
             defer { state.renderedLines = lines.count }
             return state.renderedLines
         }
@@ -265,7 +265,8 @@ public final class PlayerController: Sendable {
         }
         var lines = [first, second]
         if interactive {
-            let help = view.withLock { $0.message } ?? "space play/pause  ←/→ seek  n/p next/prev  s stop  q leave"
+            let help =
+                view.withLockedValue { $0.message } ?? "space play/pause  ←/→ seek  n/p next/prev  s stop  q leave"
             lines.append(style.paint(help, style.caption))
         }
         return lines
@@ -341,7 +342,7 @@ public final class PlayerController: Sendable {
         if let index = snapshot.queueIndex, let count = snapshot.queueCount {
             lines.append(style.paint("Queue: item \(index + 1) of \(count)", style.caption))
         }
-        if view.withLock({ $0.showsQueue }), let client = session.remoteMediaClient {
+        if view.withLockedValue({ $0.showsQueue }), let client = session.remoteMediaClient {
             lines.append(style.paint("Up next", style.heading))
             for id in (client.queue.itemIDs ?? []).prefix(max(1, rows - lines.count - 3)) {
                 let item = client.queue.cachedItem(withID: id) ?? snapshot.media?.items?.first { $0.itemID == id }
@@ -358,7 +359,7 @@ public final class PlayerController: Sendable {
             width >= 130
             ? "space ⏯  ←/→ ±10s  </> ±30s  n/p next/prev  a skip ad  c subtitles  [/] rate  +/- volume  m mute  u queue  s stop  q leave"
             : "space ⏯  ←/→ seek  n/p next/prev  a ad  c subs  [/] rate  +/- vol  m mute  u queue  s stop  q leave"
-        lines.append(style.paint(String((view.withLock { $0.message } ?? "").prefix(width - 1)), style.caption))
+        lines.append(style.paint(String((view.withLockedValue { $0.message } ?? "").prefix(width - 1)), style.caption))
         lines.append(style.paint(String(help.prefix(width - 1)), style.caption))
         return lines
     }

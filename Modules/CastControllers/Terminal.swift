@@ -1,6 +1,6 @@
 import CastTransport
 import Dispatch
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -36,7 +36,7 @@ public final class Terminal: Sendable {
         var source: SourceBox?
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// The terminal on standard input/output.
     public init() {}
@@ -51,7 +51,7 @@ public final class Terminal: Sendable {
     /// Switches to raw mode (keys arrive one by one, no echo), optionally on the alternate screen with the
     /// cursor hidden.
     public func enterRawMode(alternateScreen: Bool = false) {
-        let entered = state.withLock { state -> Bool in
+        let entered = state.withLockedValue { state -> Bool in
             guard !state.isRaw else { return false }
             state.isRaw = true
             return true
@@ -69,7 +69,7 @@ public final class Terminal: Sendable {
 
     /// Leaves raw mode and the alternate screen; harmless when not in raw mode.
     public func restore() {
-        let box = state.withLock { state -> SourceBox? in
+        let box = state.withLockedValue { state -> SourceBox? in
             state.isRaw = false
             defer { state.source = nil }
             return state.source
@@ -104,7 +104,7 @@ public final class Terminal: Sendable {
         }
         source.setCancelHandler { continuation.finish() }
         let box = SourceBox(source: source)
-        state.withLock { $0.source = box }
+        state.withLockedValue { $0.source = box }
         source.resume()
         return stream
     }

@@ -1,7 +1,7 @@
 import CastLogging
 import CastTransport
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// What happens to advertisements, for subscribers of ``DevicePublisher/events()``.
 public enum PublisherEvent: Sendable, Hashable {
@@ -41,7 +41,7 @@ public final class DevicePublisher: Sendable {
 
     /// The DNS-SD service type advertised.
     public let serviceType: String
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
     private let logger: Logger
     private let broadcaster = EventBroadcaster<PublisherEvent>()
     private let input: AsyncStream<AvahiEvent>.Continuation
@@ -59,7 +59,7 @@ public final class DevicePublisher: Sendable {
         self.serviceType = serviceType
         self.logger = logger.withCategory(CastLogCategory.discoveryAvahi)
         self.input = input
-        self.state = Mutex(State(connection: connection))
+        self.state = NIOLockedValueBox(State(connection: connection))
         Task { [weak self] in
             for await event in stream {
                 guard let self else { return }
@@ -74,10 +74,10 @@ public final class DevicePublisher: Sendable {
     public func events() -> AsyncStream<PublisherEvent> { broadcaster.makeStream() }
 
     /// The name device `id` is currently advertised under (after any renaming), if it is published.
-    public func publishedName(of id: String) -> String? { state.withLock { $0.entries[id]?.name } }
+    public func publishedName(of id: String) -> String? { state.withLockedValue { $0.entries[id]?.name } }
 
     /// The ids of the devices published.
-    public var publishedIDs: [String] { state.withLock { $0.entries.keys.sorted() } }
+    public var publishedIDs: [String] { state.withLockedValue { $0.entries.keys.sorted() } }
 
     /// Advertises a device and waits until it is established on the network (after mDNS probing, about a second),
     /// renaming it if the name is taken. Publishing an id that is already published updates it.
@@ -93,7 +93,7 @@ public final class DevicePublisher: Sendable {
                 "cannot advertise '\(advertisement.friendlyName)': \(problem)"
             )
         }
-        let fresh = try state.withLock { state throws(CastDiscoveryError) -> (AvahiConnection, Int)? in
+        let fresh = try state.withLockedValue { state -> (AvahiConnection, Int)? in
             guard let connection = state.connection else { throw Self.closedError }
             guard state.entries[advertisement.id] == nil else { return nil }
             state.nextGroup += 1
@@ -112,7 +112,7 @@ public final class DevicePublisher: Sendable {
             try register(advertisement.id, connection: connection)
         } catch {
             connection.removeGroup(group)
-            state.withLock { _ = $0.entries.removeValue(forKey: advertisement.id) }
+            state.withLockedValue { _ = $0.entries.removeValue(forKey: advertisement.id) }
             throw error
         }
         return try await established(advertisement.id)
@@ -130,8 +130,8 @@ public final class DevicePublisher: Sendable {
                 "cannot advertise '\(advertisement.friendlyName)': \(problem)"
             )
         }
-        let (connection, group, name, reRegister) = try state.withLock {
-            state throws(CastDiscoveryError) -> (AvahiConnection, Int, String, Bool) in
+        let (connection, group, name, reRegister) = try state.withLockedValue {
+            state -> (AvahiConnection, Int, String, Bool) in
             guard let connection = state.connection else { throw Self.closedError }
             guard var entry = state.entries[advertisement.id] else {
                 throw CastDiscoveryError(.notRunning, "device \(advertisement.id) is not published")
@@ -158,7 +158,7 @@ public final class DevicePublisher: Sendable {
 
     /// Withdraws device `id` (goodbye packets go out at once). Nothing happens when it is not published.
     public func withdraw(id: String) {
-        let taken = state.withLock { state -> (AvahiConnection, Entry)? in
+        let taken = state.withLockedValue { state -> (AvahiConnection, Entry)? in
             guard let connection = state.connection, let entry = state.entries.removeValue(forKey: id) else {
                 return nil
             }
@@ -174,7 +174,7 @@ public final class DevicePublisher: Sendable {
 
     /// Withdraws every advertisement and disconnects from the daemon. Idempotent.
     public func close() {
-        let taken = state.withLock { state -> (AvahiConnection, [Entry])? in
+        let taken = state.withLockedValue { state -> (AvahiConnection, [Entry])? in
             guard let connection = state.connection else { return nil }
             defer {
                 state.connection = nil
@@ -204,7 +204,7 @@ public final class DevicePublisher: Sendable {
     private func register(_ id: String, connection: AvahiConnection) throws(CastDiscoveryError) {
         for _ in 0..<32 {
             guard
-                let entry = state.withLock({ state -> Entry? in
+                let entry = state.withLockedValue({ state -> Entry? in
                     state.entries[id]?.isEstablished = false
                     return state.entries[id]
                 })
@@ -231,7 +231,7 @@ public final class DevicePublisher: Sendable {
 
     private func rename(_ id: String, from old: String) {
         let new = AvahiConnection.alternativeServiceName(old)
-        state.withLock { $0.entries[id]?.name = new }
+        state.withLockedValue { $0.entries[id]?.name = new }
         logger.notice("the name '\(old)' is taken; advertising as '\(new)'")
         broadcaster.yield(.renamed(id: id, from: old, to: new))
     }
@@ -239,7 +239,7 @@ public final class DevicePublisher: Sendable {
     /// Waits until entry `id` is established; returns its name.
     private func established(_ id: String) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
-            let result = state.withLock { state -> Result<String, CastDiscoveryError>? in
+            let result = state.withLockedValue { state -> Result<String, CastDiscoveryError>? in
                 guard state.connection != nil, var entry = state.entries[id] else {
                     return .failure(CastDiscoveryError(.notRunning, "device \(id) is not published"))
                 }
@@ -253,14 +253,14 @@ public final class DevicePublisher: Sendable {
     }
 
     private func entryID(group: Int) -> String? {
-        state.withLock { state in state.entries.first(where: { $0.value.group == group })?.key }
+        state.withLockedValue { state in state.entries.first(where: { $0.value.group == group })?.key }
     }
 
     private func handle(_ event: AvahiEvent) {
         switch event {
         case .groupEstablished(let group):
             guard let id = entryID(group: group) else { return }
-            let (name, waiters) = state.withLock { state -> (String, [CheckedContinuation<String, any Error>]) in
+            let (name, waiters) = state.withLockedValue { state -> (String, [CheckedContinuation<String, any Error>]) in
                 guard var entry = state.entries[id] else { return ("", []) }
                 entry.isEstablished = true
                 let waiters = entry.waiters
@@ -274,7 +274,7 @@ public final class DevicePublisher: Sendable {
         case .groupCollision(let group):
             // Another host won the name while we probed: take the next one and register again.
             guard let id = entryID(group: group), let name = publishedName(of: id),
-                let connection = state.withLock({ $0.connection })
+                let connection = state.withLockedValue({ $0.connection })
             else { return }
             rename(id, from: name)
             do {
@@ -287,7 +287,7 @@ public final class DevicePublisher: Sendable {
             fail(id, CastDiscoveryError(.publishFailed, "avahi-daemon withdrew device \(id): \(reason)"))
         case .clientFailed(let error):
             logger.error("lost avahi-daemon; advertisements are gone: \(error.message)")
-            let waiters = state.withLock { state -> [CheckedContinuation<String, any Error>] in
+            let waiters = state.withLockedValue { state -> [CheckedContinuation<String, any Error>] in
                 defer { for id in state.entries.keys { state.entries[id]?.waiters = [] } }
                 return state.entries.values.flatMap(\.waiters)
             }
@@ -300,7 +300,7 @@ public final class DevicePublisher: Sendable {
 
     private func fail(_ id: String, _ error: CastDiscoveryError) {
         logger.error("\(error.message)")
-        let waiters = state.withLock { state -> [CheckedContinuation<String, any Error>] in
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<String, any Error>] in
             defer { state.entries[id]?.waiters = [] }
             return state.entries[id]?.waiters ?? []
         }

@@ -1,9 +1,9 @@
 import CastLogging
 import CastTransport
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// Finds Cast devices: `_googlecast._tcp` through avahi-daemon, plus static devices from the options, as one
 /// sorted list with change events. `GCKDiscoveryManager` on Linux.
@@ -92,7 +92,7 @@ public final class DiscoveryManager: Sendable {
     private let logger: Logger
     private let avahiLogger: Logger
     private let broadcaster = EventBroadcaster<DiscoveryEvent>()
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     /// Creates a stopped manager.
     ///
@@ -112,12 +112,12 @@ public final class DiscoveryManager: Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger.withCategory(CastLogCategory.discovery)
         self.avahiLogger = logger.withCategory(CastLogCategory.discoveryAvahi)
-        self.state = Mutex(State(registry: DeviceRegistry(criteria: configuration.criteria)))
+        self.state = NIOLockedValueBox(State(registry: DeviceRegistry(criteria: configuration.criteria)))
     }
 
     deinit {
         // Stopped without stop(): end the task and the helper thread (this never runs on Avahi's thread).
-        state.withLock { state in
+        state.withLockedValue { state in
             state.run?.input.finish()
             state.run?.consumer?.cancel()
             state.run?.connection?.close()
@@ -142,7 +142,7 @@ public final class DiscoveryManager: Sendable {
     ///   backoff (``Configuration/reconnectDelay``).
     public func start() throws {
         let (stream, input) = AsyncStream.makeStream(of: Input.self)
-        let begun = state.withLock { state -> Int? in
+        let begun = state.withLockedValue { state -> Int? in
             guard state.run == nil else { return nil }
             state.generation += 1
             state.run = Run(generation: state.generation, connection: nil, input: input, consumer: nil)
@@ -152,7 +152,7 @@ public final class DiscoveryManager: Sendable {
 
         var connection: AvahiConnection?
         if configuration.browsesMulticastDNS {
-            let epoch = state.withLock { state in
+            let epoch = state.withLockedValue { state in
                 state.connectionEpoch += 1
                 state.reconnectAttempts = 0
                 return state.connectionEpoch
@@ -160,14 +160,14 @@ public final class DiscoveryManager: Sendable {
             do {
                 connection = try connectAndBrowse(input: input, epoch: epoch)
             } catch {
-                state.withLock { $0.run = nil }
+                state.withLockedValue { $0.run = nil }
                 input.finish()
                 logger.error("discovery cannot start: \(error.message)")
                 throw error
             }
         }
 
-        state.withLock { state in
+        state.withLockedValue { state in
             state.run?.connection = connection
             state.isBrowsing = connection != nil
         }
@@ -177,7 +177,7 @@ public final class DiscoveryManager: Sendable {
                 self.process(item, generation: generation)
             }
         }
-        state.withLock { $0.run?.consumer = consumer }
+        state.withLockedValue { $0.run?.consumer = consumer }
         logger.debug(
             "discovery started",
             metadata: ["cast.mdns": "\(connection != nil)", "cast.static": "\(configuration.staticDevices.count)"]
@@ -189,7 +189,7 @@ public final class DiscoveryManager: Sendable {
     /// started again. Waits until Avahi's helper thread has stopped.
     public func stop() async {
         guard
-            let run = state.withLock({ state -> Run? in
+            let run = state.withLockedValue({ state -> Run? in
                 defer { state.run = nil; state.isBrowsing = false }
                 return state.run
             })
@@ -198,7 +198,7 @@ public final class DiscoveryManager: Sendable {
         run.input.finish()
         run.consumer?.cancel()
         await run.consumer?.value
-        let effects = state.withLock { state -> [DeviceRegistry.Effect] in
+        let effects = state.withLockedValue { state -> [DeviceRegistry.Effect] in
             for timer in state.timers.values { timer.cancel() }
             for probe in state.probes.values { probe.cancel() }
             state.timers = [:]
@@ -210,23 +210,23 @@ public final class DiscoveryManager: Sendable {
     }
 
     /// Whether ``start()`` succeeded and ``stop()`` has not been called since.
-    public var isRunning: Bool { state.withLock { $0.run != nil } }
+    public var isRunning: Bool { state.withLockedValue { $0.run != nil } }
 
     /// Whether mDNS browsing is active (running, enabled, and connected to the daemon: `false` from losing
     /// avahi-daemon until a reconnection succeeds).
-    public var isBrowsing: Bool { state.withLock { $0.isBrowsing } }
+    public var isBrowsing: Bool { state.withLockedValue { $0.isBrowsing } }
 
     // MARK: - The list
 
     /// The listed devices, sorted by friendly name as the Cast dialog sorts them (ignoring case and diacritics,
     /// numbers by value).
-    public var devices: [CastDevice] { state.withLock { $0.registry.devices } }
+    public var devices: [CastDevice] { state.withLockedValue { $0.registry.devices } }
 
     /// Whether any device is listed (`GCKDiscoveryManager.hasDiscoveredDevices`).
-    public var hasDiscoveredDevices: Bool { state.withLock { !$0.registry.isEmpty } }
+    public var hasDiscoveredDevices: Bool { state.withLockedValue { !$0.registry.isEmpty } }
 
     /// The listed device with `id`, if any.
-    public func device(withID id: String) -> CastDevice? { state.withLock { $0.registry.device(id: id) } }
+    public func device(withID id: String) -> CastDevice? { state.withLockedValue { $0.registry.device(id: id) } }
 
     /// A new, independent stream of list changes, from now on (read ``devices`` for the current list first).
     /// Ending iteration unsubscribes.
@@ -250,10 +250,10 @@ public final class DiscoveryManager: Sendable {
     }
 
     private func process(_ input: Input, generation: Int) {
-        guard state.withLock({ $0.run?.generation == generation }) else { return }
+        guard state.withLockedValue({ $0.run?.generation == generation }) else { return }
         switch input {
         case .avahi(let event, let epoch):
-            guard state.withLock({ $0.connectionEpoch == epoch }) else { return }
+            guard state.withLockedValue({ $0.connectionEpoch == epoch }) else { return }
             handle(event, generation: generation)
         case .expire(let key, let token):
             apply(generation: generation) { state in
@@ -275,20 +275,20 @@ public final class DiscoveryManager: Sendable {
                 }
             }
             if let interval = configuration.staticRetryInterval {
-                let token = state.withLock { state in
+                let token = state.withLockedValue { state in
                     defer { state.nextToken += 1 }
                     return state.nextToken
                 }
                 let timer = scheduler.schedule(after: interval) { [weak self] in
                     self?.enqueue(.staticRetry(device, token: token), generation: generation)
                 }
-                state.withLock { $0.timers[token] = timer }
+                state.withLockedValue { $0.timers[token] = timer }
             }
         case .staticRetry(let device, let token):
-            state.withLock { _ = $0.timers.removeValue(forKey: token) }
+            state.withLockedValue { _ = $0.timers.removeValue(forKey: token) }
             probeStatic(device, generation: generation)
         case .reconnect(let token):
-            state.withLock { _ = $0.timers.removeValue(forKey: token) }
+            state.withLockedValue { _ = $0.timers.removeValue(forKey: token) }
             reconnect(generation: generation)
         }
     }
@@ -296,7 +296,7 @@ public final class DiscoveryManager: Sendable {
     /// Tries once to connect to avahi-daemon again and browse; on failure, schedules the next attempt.
     private func reconnect(generation: Int) {
         guard
-            let (input, epoch) = state.withLock({ state -> (AsyncStream<Input>.Continuation, Int)? in
+            let (input, epoch) = state.withLockedValue({ state -> (AsyncStream<Input>.Continuation, Int)? in
                 guard let run = state.run, run.generation == generation, run.connection == nil else { return nil }
                 state.connectionEpoch += 1
                 return (run.input, state.connectionEpoch)
@@ -304,7 +304,7 @@ public final class DiscoveryManager: Sendable {
         else { return }
         do {
             let connection = try connectAndBrowse(input: input, epoch: epoch)
-            let kept = state.withLock { state -> Bool in
+            let kept = state.withLockedValue { state -> Bool in
                 guard state.run?.generation == generation, state.connectionEpoch == epoch else { return false }
                 state.run?.connection = connection
                 state.isBrowsing = true
@@ -326,7 +326,7 @@ public final class DiscoveryManager: Sendable {
     /// ``Configuration/maximumReconnectDelay``.
     private func scheduleReconnect(generation: Int) {
         guard let base = configuration.reconnectDelay else { return }
-        let scheduled = state.withLock { state -> (token: Int, delay: Duration)? in
+        let scheduled = state.withLockedValue { state -> (token: Int, delay: Duration)? in
             guard state.run?.generation == generation else { return nil }
             var delay = base
             for _ in 0..<min(state.reconnectAttempts, 32) where delay < configuration.maximumReconnectDelay {
@@ -340,7 +340,7 @@ public final class DiscoveryManager: Sendable {
         let timer = scheduler.schedule(after: scheduled.delay) { [weak self] in
             self?.enqueue(.reconnect(token: scheduled.token), generation: generation)
         }
-        state.withLock { state in
+        state.withLockedValue { state in
             if state.run?.generation == generation {
                 state.timers[scheduled.token] = timer
             } else {
@@ -351,7 +351,7 @@ public final class DiscoveryManager: Sendable {
     }
 
     private func handle(_ event: AvahiEvent, generation: Int) {
-        let connection = state.withLock { $0.run?.connection }
+        let connection = state.withLockedValue { $0.run?.connection }
         switch event {
         case .serviceFound(let key):
             avahiLogger.debug("service found", metadata: ["cast.service": "\(key)"])
@@ -400,7 +400,7 @@ public final class DiscoveryManager: Sendable {
 
     /// Changes the registry under the lock, then carries out its effects in order, outside the lock.
     private func apply(generation: Int, _ change: (inout State) -> [DeviceRegistry.Effect]) {
-        let effects = state.withLock { state -> [DeviceRegistry.Effect] in
+        let effects = state.withLockedValue { state -> [DeviceRegistry.Effect] in
             guard state.run?.generation == generation else { return [] }
             return change(&state)
         }
@@ -412,9 +412,9 @@ public final class DiscoveryManager: Sendable {
                 let timer = scheduler.schedule(after: configuration.removalDelay) { [weak self] in
                     self?.enqueue(.expire(key, token: token), generation: generation)
                 }
-                state.withLock { $0.timers[token] = timer }
+                state.withLockedValue { $0.timers[token] = timer }
             case .cancelExpiry(let token):
-                state.withLock { $0.timers.removeValue(forKey: token) }?.cancel()
+                state.withLockedValue { $0.timers.removeValue(forKey: token) }?.cancel()
             case .checkAvailability(let device, let applicationID):
                 checkAvailability(applicationID, on: device, generation: generation)
             }
@@ -422,7 +422,7 @@ public final class DiscoveryManager: Sendable {
     }
 
     private func enqueue(_ input: Input, generation: Int) {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard let run = state.run, run.generation == generation else { return }
             run.input.yield(input)
         }
@@ -436,14 +436,14 @@ public final class DiscoveryManager: Sendable {
 
     private func track(generation: Int, _ work: @escaping @Sendable (DeviceProbe) async -> Input?) {
         let probe = self.probe
-        state.withLock { state in
+        state.withLockedValue { state in
             guard state.run?.generation == generation else { return }
             let id = state.nextToken
             state.nextToken += 1
             state.probes[id] = Task { [weak self] in
                 let result = await work(probe)
                 guard let self else { return }
-                self.state.withLock { _ = $0.probes.removeValue(forKey: id) }
+                self.state.withLockedValue { _ = $0.probes.removeValue(forKey: id) }
                 if let result { self.enqueue(result, generation: generation) }
             }
         }

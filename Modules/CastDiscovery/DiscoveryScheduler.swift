@@ -1,6 +1,6 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// Where discovery's timers run: the removal debounce and the retry of unreachable static devices.
 ///
@@ -86,25 +86,25 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// A scheduler at time zero.
     public init() {}
 
     /// Time since creation, as far as this scheduler is concerned.
-    public var now: Duration { state.withLock { $0.now } }
+    public var now: Duration { state.withLockedValue { $0.now } }
 
     /// The number of timers waiting to fire.
-    public var pendingTimerCount: Int { state.withLock { $0.timers.count } }
+    public var pendingTimerCount: Int { state.withLockedValue { $0.timers.count } }
 
     /// The delays, from now, of the pending timers, soonest first.
     public var pendingDelays: [Duration] {
-        state.withLock { state in state.timers.values.map { $0.deadline - state.now }.sorted() }
+        state.withLockedValue { state in state.timers.values.map { $0.deadline - state.now }.sorted() }
     }
 
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> DiscoveryTimer {
-        let (id, ready) = state.withLock { state -> (Int, [CheckedContinuation<Void, Never>]) in
+        let (id, ready) = state.withLockedValue { state -> (Int, [CheckedContinuation<Void, Never>]) in
             let id = state.nextSequence
             state.nextSequence += 1
             state.timers[id] = Timer(deadline: state.now + max(.zero, delay), sequence: id, action: action)
@@ -113,7 +113,7 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
         for continuation in ready { continuation.resume() }
         return DiscoveryTimer { [weak self] in
             guard let self else { return }
-            let ready = self.state.withLock { state in
+            let ready = self.state.withLockedValue { state in
                 state.timers.removeValue(forKey: id) == nil ? [] : state.takeReady()
             }
             for continuation in ready { continuation.resume() }
@@ -123,13 +123,13 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
     /// Suspends until `condition` holds for the scheduler's timers (checked now and after every change), or the
     /// task is cancelled.
     public func waitUntil(_ condition: @escaping @Sendable (Snapshot) -> Bool) async {
-        let id = state.withLock { state in
+        let id = state.withLockedValue { state in
             state.nextWaiter += 1
             return state.nextWaiter
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool in
+                let resumeNow = state.withLockedValue { state -> Bool in
                     if condition(state.snapshot) || Task.isCancelled { return true }
                     state.waiters.append(Waiter(id: id, condition: condition, continuation: continuation))
                     return false
@@ -137,7 +137,7 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
+            let waiter = state.withLockedValue { state -> Waiter? in
                 guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
                 return state.waiters.remove(at: index)
             }
@@ -152,9 +152,9 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
 
     /// Moves time forward by `delay`, firing due timers in deadline order.
     public func advance(by delay: Duration) {
-        let target = state.withLock { $0.now + delay }
+        let target = state.withLockedValue { $0.now + delay }
         while true {
-            let due: Timer? = state.withLock { state in
+            let due: Timer? = state.withLockedValue { state in
                 guard
                     let next = state.timers.values.filter({ $0.deadline <= target })
                         .min(by: { ($0.deadline, $0.sequence) < ($1.deadline, $1.sequence) })
@@ -166,7 +166,7 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
             guard let due else { break }
             due.action()
         }
-        let ready = state.withLock { state in
+        let ready = state.withLockedValue { state in
             state.now = max(state.now, target)
             return state.takeReady()
         }

@@ -2,7 +2,7 @@
 
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -20,13 +20,13 @@ import Darwin
 /// as `key=value` (quoted when the value is empty or has spaces or quotes), then `error=…` if an error was logged.
 /// Standard error keeps logs out of a CLI's standard output, which may be piped.
 public enum StandardErrorLogSink {
-    private static let lock = Mutex(())
+    private static let lock = NIOLockedValueBox(())
 
     /// Writes `record` as one line; safe to call from any thread, lines never interleave.
     public static func write(_ record: LogRecord) {
         var line = format(record)
         line.append("\n")
-        lock.withLock { _ in
+        lock.withLockedValue { _ in
             line.withUTF8 { bytes in
                 writeFully(bytes)
             }

@@ -1,9 +1,9 @@
 import CastLogging
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 
 /// How a ``MediaServer`` listens. The defaults suit a device on the local network.
 public struct MediaServerOptions: Sendable {
@@ -370,27 +370,27 @@ public final class MediaServer: Sendable {
 
 /// The connections a server has open: bounded, and all closed when it stops.
 final class ConnectionSet: Sendable {
-    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+    private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
     private let limit: Int
 
     init(limit: Int) { self.limit = limit }
 
     func admit(_ channel: any Channel) -> Bool {
-        let admitted = channels.withLock { channels -> Bool in
+        let admitted = channels.withLockedValue { channels -> Bool in
             guard channels.count < limit else { return false }
             channels[ObjectIdentifier(channel)] = channel
             return true
         }
         if admitted {
             channel.closeFuture.whenComplete { _ in
-                _ = self.channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+                _ = self.channels.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(channel)) }
             }
         }
         return admitted
     }
 
     func closeAll() async {
-        let open = channels.withLock { Array($0.values) }
+        let open = channels.withLockedValue { Array($0.values) }
         for channel in open { try? await channel.close() }
     }
 }

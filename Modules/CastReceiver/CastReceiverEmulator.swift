@@ -1,9 +1,9 @@
 import CastLogging
 import CastTransport
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// Many emulated devices in one process, sharing event loops, a clock and one TLS identity.
 ///
@@ -102,10 +102,10 @@ public func withCastReceiverEmulator<Result: Sendable>(
 /// The certificate emulated devices present unless configured otherwise: one per process, made on first use
 /// and renewed once a day (it is valid for three), since generating an RSA key costs tens of milliseconds.
 enum EmulatorIdentity {
-    private static let cache = Mutex<(identity: TLSIdentity, made: ContinuousClock.Instant)?>(nil)
+    private static let cache = NIOLockedValueBox<(identity: TLSIdentity, made: ContinuousClock.Instant)?>(nil)
 
     static func current() throws -> TLSIdentity {
-        try cache.withLock { cache in
+        try cache.withLockedValue { cache in
             if let cache, ContinuousClock.now - cache.made < .seconds(86_400) { return cache.identity }
             let identity = try TLSIdentity.makeSelfSigned(commonName: "swift-cast emulator")
             cache = (identity, .now)

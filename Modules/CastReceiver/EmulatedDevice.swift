@@ -1,9 +1,9 @@
 import CastLogging
 import CastTransport
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// One emulated Cast device: a TLS server on its own port with the platform endpoint `receiver-0`, an app
 /// registry, and the Default Media Receiver's player.
@@ -68,7 +68,7 @@ public final class EmulatedDevice: Sendable {
     let logger: Logger
     let wireLog: WireLog?
     private let eventLoopGroup: any EventLoopGroup
-    let state: Mutex<State>
+    let state: NIOLockedValueBox<State>
     /// How LOAD fetches media with ``DeviceConfiguration/fetchesMedia`` (one TLS context for the device's life);
     /// `nil` when the option is off, or the system trust store cannot be read (media is then not fetched).
     private let mediaFetcher: MediaFetcher?
@@ -98,7 +98,7 @@ public final class EmulatedDevice: Sendable {
         )
         var idle = backdrop
         idle.transportID = idle.sessionID
-        self.state = Mutex(
+        self.state = NIOLockedValueBox(
             State(
                 volumeLevel: configuration.volumeLevel,
                 running: idle,
@@ -128,7 +128,7 @@ public final class EmulatedDevice: Sendable {
         serverConfiguration.connection.heartbeat.deadAfter = configuration.idleTimeout
         serverConfiguration.connection.connectTimeout = configuration.handshakeTimeout
         serverConfiguration.maximumConnections = configuration.maximumConnections
-        let faults = state.withLock { $0.faults }
+        let faults = state.withLockedValue { $0.faults }
         serverConfiguration.connection.heartbeat.pongLimit = faults.stopsAnsweringPingsAfter
         do {
             let server = try await CastServer.bind(
@@ -141,7 +141,7 @@ public final class EmulatedDevice: Sendable {
             ) { [weak self] connection in
                 self?.accept(connection)
             }
-            state.withLock { state in
+            state.withLockedValue { state in
                 state.server = server
                 state.port = server.port
             }
@@ -158,7 +158,7 @@ public final class EmulatedDevice: Sendable {
 
     /// Stops listening and closes every connection. The device can be started again.
     public func stop() async {
-        let (server, peers) = state.withLock { state -> (CastServer?, [Peer]) in
+        let (server, peers) = state.withLockedValue { state -> (CastServer?, [Peer]) in
             defer {
                 state.server = nil
                 state.peers = [:]
@@ -174,7 +174,7 @@ public final class EmulatedDevice: Sendable {
     /// Closes every sender connection at once while the device keeps listening and its app keeps running, as a
     /// Wi-Fi drop does: senders must reconnect and re-join.
     public func dropConnections() async {
-        let peers = state.withLock { state -> [Peer] in
+        let peers = state.withLockedValue { state -> [Peer] in
             defer { state.peers = [:] }
             return Array(state.peers.values)
         }
@@ -182,14 +182,14 @@ public final class EmulatedDevice: Sendable {
     }
 
     /// The port the device listens on (the configured one until ``start()`` binds).
-    public var port: Int { state.withLock { $0.port } }
+    public var port: Int { state.withLockedValue { $0.port } }
 
     /// The address the device listens on.
     public var host: String { configuration.host }
 
     /// Changes the device's misbehaviour; applies to existing connections where it can.
     public func setFaults(_ faults: FaultInjection) {
-        let connections = state.withLock { state in
+        let connections = state.withLockedValue { state in
             state.faults = faults
             return state.peers.values.map(\.connection)
         }
@@ -199,11 +199,11 @@ public final class EmulatedDevice: Sendable {
     }
 
     /// The current faults.
-    public var faults: FaultInjection { state.withLock { $0.faults } }
+    public var faults: FaultInjection { state.withLockedValue { $0.faults } }
 
     /// What runs now (Backdrop when idle).
     public var runningApp: RunningAppSnapshot {
-        state.withLock { state in
+        state.withLockedValue { state in
             RunningAppSnapshot(
                 appID: state.running.app.id,
                 sessionID: state.running.sessionID,
@@ -215,18 +215,18 @@ public final class EmulatedDevice: Sendable {
     }
 
     /// Every LAUNCH received, in order.
-    public var launches: [LaunchRecord] { state.withLock { $0.launches } }
+    public var launches: [LaunchRecord] { state.withLockedValue { $0.launches } }
 
     /// The number of open sender connections.
-    public var connectionCount: Int { state.withLock { $0.peers.count } }
+    public var connectionCount: Int { state.withLockedValue { $0.peers.count } }
 
     /// The device volume and mute state.
-    public var volume: (level: Double, muted: Bool) { state.withLock { ($0.volumeLevel, $0.isMuted) } }
+    public var volume: (level: Double, muted: Bool) { state.withLockedValue { ($0.volumeLevel, $0.isMuted) } }
 
     /// The current MEDIA_STATUS entry of the running media app, if a media session exists.
     public var mediaStatus: JSONValue? {
         let now = clock.now
-        return state.withLock { state in
+        return state.withLockedValue { state in
             guard let player = state.running.player, let session = player.session else { return nil }
             return player.statusEntry(of: session, at: now)
         }
@@ -234,7 +234,7 @@ public final class EmulatedDevice: Sendable {
 
     /// The LOAD credentials the running app last received (Cast Connect).
     public var mediaCredentials: JSONValue? {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard let credentials = state.running.player?.credentials, !credentials.isEmpty else { return nil }
             return .object(credentials)
         }
@@ -243,7 +243,7 @@ public final class EmulatedDevice: Sendable {
     // MARK: - Connections
 
     private func accept(_ connection: CastConnection) {
-        let (id, faults) = state.withLock { state -> (Int, FaultInjection) in
+        let (id, faults) = state.withLockedValue { state -> (Int, FaultInjection) in
             defer { state.nextConnectionID += 1 }
             state.peers[state.nextConnectionID] = Peer(connection: connection)
             return (state.nextConnectionID, state.faults)
@@ -264,7 +264,7 @@ public final class EmulatedDevice: Sendable {
     }
 
     private func disconnected(_ id: Int) {
-        state.withLock { _ = $0.peers.removeValue(forKey: id) }
+        state.withLockedValue { _ = $0.peers.removeValue(forKey: id) }
         logger.debug("sender disconnected", metadata: ["cast.connection": "\(id)"])
     }
 
@@ -274,7 +274,7 @@ public final class EmulatedDevice: Sendable {
         let now = clock.now
         var abort: CastConnection?
         var malformed: CastConnection?
-        let outgoing: [Outgoing] = state.withLock { state in
+        let outgoing: [Outgoing] = state.withLockedValue { state in
             guard var peer = state.peers[id] else { return [] }
             peer.inboundCount += 1
             let mayDrop = state.faults.dropLimit.map { state.drops < $0 } ?? true
@@ -318,7 +318,7 @@ public final class EmulatedDevice: Sendable {
     /// Sends `outgoing` in order, now or after the reply-delay fault.
     func deliver(_ outgoing: [Outgoing]) {
         guard !outgoing.isEmpty else { return }
-        let delay = state.withLock { $0.faults.replyDelay }
+        let delay = state.withLockedValue { $0.faults.replyDelay }
         let send: @Sendable () -> Void = { [wireLog, configuration] in
             for item in outgoing {
                 wireLog?.record(item.message, direction: "send", device: configuration.id)
@@ -523,13 +523,13 @@ public final class EmulatedDevice: Sendable {
 
     /// The status-flood fault: every 10 ms, a hundredth of the rate's statuses to every sender.
     func startStatusFlood() {
-        guard let rate = state.withLock({ $0.faults.statusFloodPerSecond }), rate > 0 else { return }
+        guard let rate = state.withLockedValue({ $0.faults.statusFloodPerSecond }), rate > 0 else { return }
         floodTick(batch: max(1, rate / 100))
     }
 
     private func floodTick(batch: Int) {
         let now = clock.now
-        let (outgoing, goOn) = state.withLock { state -> ([Outgoing], Bool) in
+        let (outgoing, goOn) = state.withLockedValue { state -> ([Outgoing], Bool) in
             guard state.faults.statusFloodPerSecond != nil, state.server != nil else { return ([], false) }
             guard state.running.player != nil else { return ([], true) }
             var out: [Outgoing] = []
@@ -543,7 +543,7 @@ public final class EmulatedDevice: Sendable {
 
     private func mediaTimerFired() {
         let now = clock.now
-        let outgoing: [Outgoing] = state.withLock { state in
+        let outgoing: [Outgoing] = state.withLockedValue { state in
             guard state.running.player != nil else { return [] }
             let deliveries = state.running.player!.advance(to: now)
             rescheduleMedia(state: &state, now: now)
@@ -574,7 +574,7 @@ public final class EmulatedDevice: Sendable {
 
     private func handleFetched(_ request: [String: JSONValue], from requester: Requester, transportID: String) {
         let now = clock.now
-        let outgoing: [Outgoing] = state.withLock { state in
+        let outgoing: [Outgoing] = state.withLockedValue { state in
             // The app may have stopped (or another launched) while fetching: the request has no player left.
             guard state.running.transportID == transportID, state.running.player != nil else { return [] }
             let deliveries = state.running.player!.handle(request, from: requester, at: now)

@@ -1,6 +1,6 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// The emulator's notion of time: media positions advance with it and timers (end of media, ad clips, preload,
 /// delayed replies) fire on it.
@@ -62,32 +62,32 @@ public final class ManualEmulatorClock: EmulatorClock {
         var timers: [Int: Timer] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// A clock at time 0.
     public init() {}
 
-    public var now: Double { state.withLock { $0.now } }
+    public var now: Double { state.withLockedValue { $0.now } }
 
     /// The number of timers waiting to fire.
-    public var pendingTimerCount: Int { state.withLock { $0.timers.count } }
+    public var pendingTimerCount: Int { state.withLockedValue { $0.timers.count } }
 
     @discardableResult
     public func schedule(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> EmulatorTimer {
-        let id = state.withLock { state in
+        let id = state.withLockedValue { state in
             let id = state.nextSequence
             state.nextSequence += 1
             state.timers[id] = Timer(deadline: state.now + max(0, seconds), sequence: id, action: action)
             return id
         }
-        return EmulatorTimer { [weak self] in _ = self?.state.withLock { $0.timers.removeValue(forKey: id) } }
+        return EmulatorTimer { [weak self] in _ = self?.state.withLockedValue { $0.timers.removeValue(forKey: id) } }
     }
 
     /// Moves time forward by `seconds`, firing due timers in order.
     public func advance(by seconds: Double) {
-        let target = state.withLock { $0.now + seconds }
+        let target = state.withLockedValue { $0.now + seconds }
         while true {
-            let due: Timer? = state.withLock { state in
+            let due: Timer? = state.withLockedValue { state in
                 guard
                     let next = state.timers.values.filter({ $0.deadline <= target })
                         .min(by: { ($0.deadline, $0.sequence) < ($1.deadline, $1.sequence) })
@@ -99,6 +99,6 @@ public final class ManualEmulatorClock: EmulatorClock {
             guard let due else { break }
             due.action()
         }
-        state.withLock { $0.now = target }
+        state.withLockedValue { $0.now = target }
     }
 }

@@ -1,5 +1,5 @@
 import CastTransport
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +13,7 @@ import Darwin
 /// `destination_id`, `namespace`, `payload_type`, `payload_utf8` or `payload_binary`, `frame_hex`, `t`).
 public final class WireLog: Sendable {
     private let descriptor: Int32
-    private let lock = Mutex(())
+    private let lock = NIOLockedValueBox(())
     private let clock: any EmulatorClock
 
     /// Opens (appends to) `path`.
@@ -49,7 +49,7 @@ public final class WireLog: Sendable {
         }
         if let frame = try? message.encodedFrame() { line["frame_hex"] = .string(frame.hex) }
         let text = Array((line.jsonString + "\n").utf8)
-        lock.withLock { _ in
+        lock.withLockedValue { _ in
             _ = text.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         }
     }

@@ -1,24 +1,24 @@
 import CastLogging
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// The entry point (GCKCastContext): options, the session manager and logging, for one app.
 ///
 /// Use the process-wide ``shared`` instance as apps using GCK do, or create explicit instances (tests use
 /// several at once).
 public final class CastContext: Sendable {
-    private static let sharedInstance = Mutex<CastContext?>(nil)
+    private static let sharedInstance = NIOLockedValueBox<CastContext?>(nil)
 
     /// The process-wide instance, once ``setSharedInstance(options:logger:)`` was called.
-    public static var shared: CastContext? { sharedInstance.withLock { $0 } }
+    public static var shared: CastContext? { sharedInstance.withLockedValue { $0 } }
 
     /// Creates the process-wide instance (again, replacing any earlier one) and returns it.
     @discardableResult
     public static func setSharedInstance(options: CastOptions, logger: Logger = .castDisabled) -> CastContext {
         let context = CastContext(options: options, logger: logger)
-        sharedInstance.withLock { $0 = context }
+        sharedInstance.withLockedValue { $0 = context }
         return context
     }
 

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import CastDiscovery
@@ -208,7 +208,7 @@ struct ManualDiscoverySchedulerTests {
 }
 
 final class FiredLog: Sendable {
-    private let storage = Synchronization.Mutex<[Int]>([])
-    func append(_ value: Int) { storage.withLock { $0.append(value) } }
-    var values: [Int] { storage.withLock { $0 } }
+    private let storage = NIOLockedValueBox<[Int]>([])
+    func append(_ value: Int) { storage.withLockedValue { $0.append(value) } }
+    var values: [Int] { storage.withLockedValue { $0 } }
 }

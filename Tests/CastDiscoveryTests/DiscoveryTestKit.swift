@@ -2,7 +2,7 @@ import CastDiscovery
 import CastReceiver
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 /// The hermetic mDNS lab that `Tools/mdns-lab.sh start` builds, as the tests see it through its exports.
@@ -98,14 +98,14 @@ final class EventLog: Sendable {
         var nextID = 0
     }
 
-    private let storage = Locked(State())
+    private let storage = NIOLockedValueBox(State())
     private let task: Task<Void, Never>
 
     init(_ stream: AsyncStream<DiscoveryEvent>) {
         let storage = self.storage
         task = Task {
             for await event in stream {
-                let ready = storage.mutex.withLock { state -> [CheckedContinuation<DiscoveryEvent?, Never>] in
+                let ready = storage.withLockedValue { state -> [CheckedContinuation<DiscoveryEvent?, Never>] in
                     state.events.append(event)
                     let matching = state.waiters.filter { $0.predicate(event) }
                     state.waiters.removeAll { waiter in matching.contains { $0.id == waiter.id } }
@@ -119,7 +119,7 @@ final class EventLog: Sendable {
     deinit { task.cancel() }
 
     /// Every event so far.
-    var events: [DiscoveryEvent] { storage.mutex.withLock { $0.events } }
+    var events: [DiscoveryEvent] { storage.withLockedValue { $0.events } }
 
     /// The first event (already seen or still to come) matching `predicate`, within `limit`.
     func first(
@@ -127,14 +127,14 @@ final class EventLog: Sendable {
         _ what: String,
         where predicate: @escaping @Sendable (DiscoveryEvent) -> Bool
     ) async throws -> DiscoveryEvent {
-        let id = storage.mutex.withLock { state in
+        let id = storage.withLockedValue { state in
             state.nextID += 1
             return state.nextID
         }
         let result: DiscoveryEvent? = try await withDeadline(limit, what) {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
-                    let existing = self.storage.mutex.withLock { state -> DiscoveryEvent? in
+                    let existing = self.storage.withLockedValue { state -> DiscoveryEvent? in
                         if let event = state.events.first(where: predicate) { return event }
                         state.waiters.append((id, predicate, continuation))
                         return nil
@@ -142,7 +142,7 @@ final class EventLog: Sendable {
                     if let existing { continuation.resume(returning: existing) }
                 }
             } onCancel: {
-                let waiter = self.storage.mutex.withLock { state -> CheckedContinuation<DiscoveryEvent?, Never>? in
+                let waiter = self.storage.withLockedValue { state -> CheckedContinuation<DiscoveryEvent?, Never>? in
                     guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
                     return state.waiters.remove(at: index).continuation
                 }
@@ -175,7 +175,7 @@ final class LogCapture: Sendable {
         var waiters: [(id: UUID, needle: String, continuation: CheckedContinuation<String?, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     var logger: Logger {
         var logger = Logger(label: "test") { _ in CaptureHandler(capture: self) }
@@ -183,10 +183,10 @@ final class LogCapture: Sendable {
         return logger
     }
 
-    var messages: [(level: Logger.Level, message: String)] { state.withLock { $0.messages } }
+    var messages: [(level: Logger.Level, message: String)] { state.withLockedValue { $0.messages } }
 
     func record(_ level: Logger.Level, _ message: String) {
-        let ready = state.withLock { state -> [CheckedContinuation<String?, Never>] in
+        let ready = state.withLockedValue { state -> [CheckedContinuation<String?, Never>] in
             state.messages.append((level, message))
             let matching = state.waiters.filter { message.contains($0.needle) }
             state.waiters.removeAll { message.contains($0.needle) }
@@ -201,7 +201,7 @@ final class LogCapture: Sendable {
             let id = UUID()
             return await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-                    let existing = self.state.withLock { state -> String? in
+                    let existing = self.state.withLockedValue { state -> String? in
                         if let hit = state.messages.first(where: { $0.message.contains(needle) }) { return hit.message }
                         state.waiters.append((id, needle, continuation))
                         return nil
@@ -209,7 +209,7 @@ final class LogCapture: Sendable {
                     if let existing { continuation.resume(returning: existing) }
                 }
             } onCancel: {
-                let waiter = self.state.withLock { state -> CheckedContinuation<String?, Never>? in
+                let waiter = self.state.withLockedValue { state -> CheckedContinuation<String?, Never>? in
                     guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
                     return state.waiters.remove(at: index).continuation
                 }
@@ -238,10 +238,10 @@ final class LogCapture: Sendable {
 
 /// A child process whose output is collected; killed on ``terminate()`` or when the test ends.
 final class ChildProcess: @unchecked Sendable {
-    // @unchecked: `Process` is thread-safe for what is used here; output is collected behind a Mutex.
+    // @unchecked: `Process` is thread-safe for what is used here; output is collected behind a lock.
     private let process = Process()
-    private let output = Locked(Data())
-    private let chunks = Locked([(ContinuousClock.Instant, Data)]())
+    private let output = NIOLockedValueBox(Data())
+    private let chunks = NIOLockedValueBox([(ContinuousClock.Instant, Data)]())
     private let pipe = Pipe()
 
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
@@ -259,15 +259,15 @@ final class ChildProcess: @unchecked Sendable {
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             let now = ContinuousClock.now
-            output.mutex.withLock { $0.append(data) }
-            chunks.mutex.withLock { $0.append((now, data)) }
+            output.withLockedValue { $0.append(data) }
+            chunks.withLockedValue { $0.append((now, data)) }
         }
         try process.run()
     }
 
     deinit { terminate() }
 
-    var text: String { output.mutex.withLock { String(decoding: $0, as: UTF8.self) } }
+    var text: String { output.withLockedValue { String(decoding: $0, as: UTF8.self) } }
 
     var isRunning: Bool { process.isRunning }
 
@@ -275,7 +275,7 @@ final class ChildProcess: @unchecked Sendable {
     var lines: [(instant: ContinuousClock.Instant, line: String)] {
         var result: [(ContinuousClock.Instant, String)] = []
         var partial: [UInt8] = []
-        for (instant, data) in chunks.mutex.withLock({ $0 }) {
+        for (instant, data) in chunks.withLockedValue({ $0 }) {
             for byte in data {
                 if byte == UInt8(ascii: "\n") {
                     result.append((instant, String(decoding: partial, as: UTF8.self)))
@@ -341,9 +341,3 @@ func privateServiceType() -> String { "_c\(uniqueTag())._tcp" }
 
 /// A unique name fragment per test, so parallel tests sharing the lab's daemon never confuse their devices.
 func uniqueTag() -> String { String(Identifiers.deviceID().prefix(8)) }
-
-/// A Mutex that closures can share (a Mutex itself cannot be copied into them).
-final class Locked<Value>: Sendable {
-    let mutex: Mutex<Value>
-    init(_ value: sending Value) { mutex = Mutex(value) }
-}

@@ -2,31 +2,31 @@
 
 import CastLogging
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Collects records in memory so tests can inspect exactly what a handler emitted.
 final class RecordingSink: Sendable {
-    private let storage = Mutex<[LogRecord]>([])
+    private let storage = NIOLockedValueBox<[LogRecord]>([])
 
     var records: [LogRecord] {
-        storage.withLock { $0 }
+        storage.withLockedValue { $0 }
     }
 
     @Sendable func receive(_ record: LogRecord) {
-        storage.withLock { $0.append(record) }
+        storage.withLockedValue { $0.append(record) }
     }
 }
 
 /// Counts evaluations of a log message's interpolation, to prove filtered messages are never formatted.
 final class EvaluationCounter: Sendable {
-    private let storage = Mutex(0)
+    private let storage = NIOLockedValueBox(0)
 
     var value: Int {
-        storage.withLock { $0 }
+        storage.withLockedValue { $0 }
     }
 
     func bump() -> String {
-        storage.withLock { $0 += 1 }
+        storage.withLockedValue { $0 += 1 }
         return "expensive"
     }
 }

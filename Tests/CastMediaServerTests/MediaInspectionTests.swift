@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import CastMediaServer
@@ -148,15 +148,15 @@ private final class SparseReader: ByteRangeReader {
 
     let size: UInt64?
     let regions: [Region]
-    private let counters = Mutex((reads: 0, bytes: 0))
+    private let counters = NIOLockedValueBox((reads: 0, bytes: 0))
 
     init(size: UInt64?, regions: [Region]) {
         self.size = size
         self.regions = regions
     }
 
-    var reads: Int { counters.withLock { $0.reads } }
-    var bytesRead: Int { counters.withLock { $0.bytes } }
+    var reads: Int { counters.withLockedValue { $0.reads } }
+    var bytesRead: Int { counters.withLockedValue { $0.bytes } }
 
     func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         let upper = min(range.upperBound, size ?? range.upperBound)
@@ -171,7 +171,7 @@ private final class SparseReader: ByteRangeReader {
                 bytes[Int(offset - range.lowerBound)] = region.bytes[Int(offset - region.offset)]
             }
         }
-        counters.withLock {
+        counters.withLockedValue {
             $0.reads += 1
             $0.bytes += bytes.count
         }

@@ -1,9 +1,9 @@
 import CastMedia
 import CastTransport
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -15,12 +15,12 @@ final class LocalHTTPSServer: Sendable {
     let identity: TLSIdentity
     let port: Int
     private let channel: any Channel
-    private let hits = Mutex<[String: Int]>([:])
+    private let hits = NIOLockedValueBox<[String: Int]>([:])
 
     init(identity: TLSIdentity, body: [UInt8]) async throws {
         self.identity = identity
         let context = try TLSContext.makeServerContext(identity: identity)
-        let counter = Mutex<[String: Int]>([:])
+        let counter = NIOLockedValueBox<[String: Int]>([:])
         let box = HitBox()
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
@@ -51,9 +51,9 @@ final class LocalHTTPSServer: Sendable {
 }
 
 final class HitBox: Sendable {
-    private let hits = Mutex<[String: Int]>([:])
-    func record(_ path: String) { hits.withLock { $0[path, default: 0] += 1 } }
-    func count(_ path: String) -> Int { hits.withLock { $0[path] ?? 0 } }
+    private let hits = NIOLockedValueBox<[String: Int]>([:])
+    func record(_ path: String) { hits.withLockedValue { $0[path, default: 0] += 1 } }
+    func count(_ path: String) -> Int { hits.withLockedValue { $0[path] ?? 0 } }
 }
 
 private final class ImageServerHandler: ChannelInboundHandler {

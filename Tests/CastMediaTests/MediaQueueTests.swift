@@ -1,25 +1,25 @@
 import CastMedia
 import CastTransport
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 /// MediaQueue against a fake receiver queue: ids, lazy pages, caching and invalidation.
 @Suite struct MediaQueueTests {
     /// A fake receiver with a queue of `ids`; answers QUEUE_GET_ITEM_IDS and QUEUE_GET_ITEMS.
     final class FakeQueue: Sendable {
-        let ids: Mutex<[Int]>
-        let titles = Mutex<[Int: String]>([:])
-        init(_ ids: [Int]) { self.ids = Mutex(ids) }
+        let ids: NIOLockedValueBox<[Int]>
+        let titles = NIOLockedValueBox<[Int: String]>([:])
+        init(_ ids: [Int]) { self.ids = NIOLockedValueBox(ids) }
 
         var responder: FakeMediaChannel.Responder {
             { [self] payload in
                 switch payload["type"]?.stringValue {
                 case "QUEUE_GET_ITEM_IDS":
-                    let ids = self.ids.withLock { $0 }
+                    let ids = self.ids.withLockedValue { $0 }
                     return .success(["type": "QUEUE_ITEM_IDS", "itemIds": .array(ids.map { .number(Double($0)) })])
                 case "QUEUE_GET_ITEMS":
                     let wanted = payload["itemIds"]?.arrayValue?.compactMap(\.intValue) ?? []
-                    let titles = self.titles.withLock { $0 }
+                    let titles = self.titles.withLockedValue { $0 }
                     let items: [JSONValue] = wanted.map { id in
                         var item = QueueItem(media: testMedia("item\(id)", title: titles[id] ?? "Item \(id)"))
                         item.itemID = id
@@ -90,7 +90,7 @@ import Testing
         #expect(queue.cachedItem(withID: 1) == nil)
 
         // ITEMS_CHANGE drops the cached item; the next read refetches it.
-        fake.titles.withLock { $0[2] = "Renamed" }
+        fake.titles.withLockedValue { $0[2] = "Renamed" }
         client.receive(["type": "QUEUE_CHANGE", "changeType": "ITEMS_CHANGE", "itemIds": [2], "sequenceNumber": 4])
         #expect(queue.cachedItem(withID: 2) == nil)
         #expect(queue.cachedItem(withID: 3) != nil)
@@ -102,7 +102,7 @@ import Testing
         #expect(queue.itemIDs == [2, 10, 3, 4, 12])
 
         // A reorder (UPDATE) makes the ids unknown; the next read reloads them.
-        fake.ids.withLock { $0 = [4, 3, 2] }
+        fake.ids.withLockedValue { $0 = [4, 3, 2] }
         client.receive([
             "type": "QUEUE_CHANGE", "changeType": "UPDATE", "itemIds": [4, 3], "reorderItemIds": [4, 3],
             "sequenceNumber": 6,

@@ -1,6 +1,6 @@
 import CastMedia
 import CastTransport
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 /// A media channel that records every request payload and answers from a closure, or holds requests until the
@@ -21,30 +21,30 @@ final class FakeMediaChannel: MediaChannel {
         var held: [Held] = []
     }
 
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
     private let sentContinuation: AsyncStream<JSONValue>.Continuation
     /// Every payload as it is sent (a single consumer).
     let sentStream: AsyncStream<JSONValue>
 
     init(responder: @escaping Responder = FakeMediaChannel.echoStatus()) {
-        state = Mutex(State(responder: responder))
+        state = NIOLockedValueBox(State(responder: responder))
         (sentStream, sentContinuation) = AsyncStream.makeStream(of: JSONValue.self)
     }
 
     /// The payloads sent so far, in order.
-    var sent: [JSONValue] { state.withLock { $0.sent } }
+    var sent: [JSONValue] { state.withLockedValue { $0.sent } }
     /// The timeouts requests were sent with.
-    var timeouts: [Duration?] { state.withLock { $0.timeouts } }
+    var timeouts: [Duration?] { state.withLockedValue { $0.timeouts } }
 
     /// Changes how requests are answered.
-    func respond(with responder: @escaping Responder) { state.withLock { $0.responder = responder } }
+    func respond(with responder: @escaping Responder) { state.withLockedValue { $0.responder = responder } }
 
     /// Holds requests from now on until ``release(_:)``.
-    func hold() { state.withLock { $0.holding = true } }
+    func hold() { state.withLockedValue { $0.holding = true } }
 
     /// Answers the oldest held request (or all of them) and stops holding.
     func release(_ result: Result<JSONValue, any Error>, all: Bool = false) {
-        let released = state.withLock { state -> [Held] in
+        let released = state.withLockedValue { state -> [Held] in
             state.holding = false
             guard !state.held.isEmpty else { return [] }
             if all { defer { state.held = [] }; return state.held }
@@ -53,11 +53,11 @@ final class FakeMediaChannel: MediaChannel {
         for held in released { held.continuation.resume(returning: result) }
     }
 
-    var heldCount: Int { state.withLock { $0.held.count } }
+    var heldCount: Int { state.withLockedValue { $0.held.count } }
 
     func startMediaRequest(_ payload: JSONValue, timeout: Duration?) throws -> MediaReply {
         // Recorded synchronously, in the order requests are started.
-        let (holding, responder) = state.withLock { state in
+        let (holding, responder) = state.withLockedValue { state in
             state.sent.append(payload)
             state.timeouts.append(timeout)
             return (state.holding, state.responder)
@@ -65,7 +65,7 @@ final class FakeMediaChannel: MediaChannel {
         if holding {
             return MediaReply { [self] in
                 let result = await withCheckedContinuation { continuation in
-                    state.withLock { $0.held.append(Held(payload: payload, continuation: continuation)) }
+                    state.withLockedValue { $0.held.append(Held(payload: payload, continuation: continuation)) }
                     sentContinuation.yield(payload)
                 }
                 return try result.get()
@@ -132,10 +132,10 @@ func makeClient(
 
 /// A settable clock for `now:`.
 final class TestTime: Sendable {
-    private let value = Mutex<Double>(0)
+    private let value = NIOLockedValueBox<Double>(0)
     var now: Double {
-        get { value.withLock { $0 } }
-        set { value.withLock { $0 = newValue } }
+        get { value.withLockedValue { $0 } }
+        set { value.withLockedValue { $0 = newValue } }
     }
     var closure: @Sendable () -> Double { { [self] in self.now } }
 }
@@ -188,9 +188,9 @@ func failure(of request: MediaRequest) async -> CastMediaError? {
 
 /// Collects values from callbacks for later checks.
 final class Recorder<Value: Sendable>: Sendable {
-    private let storage = Mutex<[Value]>([])
+    private let storage = NIOLockedValueBox<[Value]>([])
 
-    func record(_ value: Value) { storage.withLock { $0.append(value) } }
+    func record(_ value: Value) { storage.withLockedValue { $0.append(value) } }
 
-    var values: [Value] { storage.withLock { $0 } }
+    var values: [Value] { storage.withLockedValue { $0 } }
 }

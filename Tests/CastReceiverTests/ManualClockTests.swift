@@ -1,15 +1,15 @@
 import CastReceiver
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 @Suite("ManualEmulatorClock")
 struct ManualClockTests {
     /// Records which timers fired and what `now` each saw.
     final class Recorder: Sendable {
-        private let entries = Mutex<[(String, Double)]>([])
-        func record(_ name: String, at time: Double) { entries.withLock { $0.append((name, time)) } }
-        var names: [String] { entries.withLock { $0.map(\.0) } }
-        var times: [Double] { entries.withLock { $0.map(\.1) } }
+        private let entries = NIOLockedValueBox<[(String, Double)]>([])
+        func record(_ name: String, at time: Double) { entries.withLockedValue { $0.append((name, time)) } }
+        var names: [String] { entries.withLockedValue { $0.map(\.0) } }
+        var times: [Double] { entries.withLockedValue { $0.map(\.1) } }
     }
 
     @Test func startsAtZeroAndMovesOnlyWhenAdvanced() {
@@ -99,13 +99,13 @@ struct ManualClockTests {
     @Test func aTimerCanCancelALaterOne() {
         let clock = ManualEmulatorClock()
         let recorder = Recorder()
-        let victim = Mutex<EmulatorTimer?>(nil)
+        let victim = NIOLockedValueBox<EmulatorTimer?>(nil)
         clock.schedule(after: 1) {
             recorder.record("canceller", at: clock.now)
-            victim.withLock { $0?.cancel() }
+            victim.withLockedValue { $0?.cancel() }
         }
         let timer = clock.schedule(after: 2) { recorder.record("victim", at: clock.now) }
-        victim.withLock { $0 = timer }
+        victim.withLockedValue { $0 = timer }
         clock.advance(by: 5)
         #expect(recorder.names == ["canceller"])
     }

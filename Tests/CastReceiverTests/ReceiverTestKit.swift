@@ -1,5 +1,5 @@
 import CastTransport
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import CastReceiver
@@ -31,7 +31,7 @@ final class Inbox<Element: Sendable>: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init(_ stream: AsyncStream<Element>) {
         Task { [weak self] in
@@ -44,7 +44,7 @@ final class Inbox<Element: Sendable>: Sendable {
     }
 
     private func receive(_ element: Element) {
-        let claimed: CheckedContinuation<Element?, Never>? = state.withLock { state in
+        let claimed: CheckedContinuation<Element?, Never>? = state.withLockedValue { state in
             state.everything.append(element)
             for id in state.waiters.keys.sorted() where state.waiters[id]!.predicate(element) {
                 return state.waiters.removeValue(forKey: id)!.continuation
@@ -56,7 +56,7 @@ final class Inbox<Element: Sendable>: Sendable {
     }
 
     private func finish() {
-        let waiters = state.withLock { state in
+        let waiters = state.withLockedValue { state in
             state.finished = true
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
@@ -65,13 +65,13 @@ final class Inbox<Element: Sendable>: Sendable {
     }
 
     /// Every element received so far, claimed or not, in arrival order.
-    var all: [Element] { state.withLock { $0.everything } }
+    var all: [Element] { state.withLockedValue { $0.everything } }
 
     /// Elements not yet taken by ``first(within:_:where:)``.
-    var unclaimed: [Element] { state.withLock { $0.unclaimed } }
+    var unclaimed: [Element] { state.withLockedValue { $0.unclaimed } }
 
     /// Whether the stream has ended.
-    var isFinished: Bool { state.withLock { $0.finished } }
+    var isFinished: Bool { state.withLockedValue { $0.finished } }
 
     /// Takes the oldest unclaimed element matching `predicate`, waiting for one up to `timeout`.
     func first(
@@ -79,19 +79,19 @@ final class Inbox<Element: Sendable>: Sendable {
         _ what: String = "a matching message",
         where predicate: @escaping @Sendable (Element) -> Bool = { _ in true }
     ) async throws -> Element {
-        let id = state.withLock { state in
+        let id = state.withLockedValue { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
         }
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             guard !Task.isCancelled, let self else { return }
-            let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+            let waiter = self.state.withLockedValue { $0.waiters.removeValue(forKey: id) }
             waiter?.continuation.resume(returning: nil)
         }
         defer { timer.cancel() }
         let element: Element? = await withCheckedContinuation { continuation in
-            let immediate: Element?? = state.withLock { state in
+            let immediate: Element?? = state.withLockedValue { state in
                 if let index = state.unclaimed.firstIndex(where: predicate) {
                     return .some(state.unclaimed.remove(at: index))
                 }

@@ -3,7 +3,7 @@ import CastMedia
 import CastReceiver
 import CastSession
 import CastTransport
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 /// A CastChannel subclass that records what the receiver app sends and its connection changes.

@@ -3,7 +3,7 @@ import CastMedia
 import CastReceiver
 import CastSession
 import CastTransport
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 #if canImport(Glibc)
@@ -125,14 +125,14 @@ import Glibc
 
     @Test func resumingOnACandidateThatRunsTheSessionIsAStreamingTransfer() async throws {
         final class SessionIDBox: Sendable {
-            let value = Mutex<String?>(nil)
+            let value = NIOLockedValueBox<String?>(nil)
         }
         let transferredID = SessionIDBox()
         var deviceA = DeviceConfiguration(friendlyName: "Device A", port: 0)
         deviceA.id = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
         var deviceB = DeviceConfiguration(friendlyName: "Device B", port: 0)
         deviceB.id = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-        deviceB.sessionIDGenerator = { transferredID.value.withLock { $0 } ?? Identifiers.uuid() }
+        deviceB.sessionIDGenerator = { transferredID.value.withLockedValue { $0 } ?? Identifiers.uuid() }
 
         try await withCastReceiverEmulator(devices: [deviceA, deviceB], clock: ManualEmulatorClock()) { emulator in
             let a = emulator.devices[0]
@@ -151,7 +151,7 @@ import Glibc
             try await stopper.sessionManager.startSession(with: a.castDevice)
             await stopper.sessionManager.endSession(stopCasting: true)
             #expect(a.runningApp.isIdleScreen)
-            transferredID.value.withLock { $0 = original.sessionID }
+            transferredID.value.withLockedValue { $0 = original.sessionID }
             let starter = CastContext(options: testOptions())
             let onB = try await starter.sessionManager.startSession(with: b.castDevice)
             #expect(onB.sessionID == original.sessionID)

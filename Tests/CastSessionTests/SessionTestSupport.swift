@@ -4,7 +4,7 @@ import CastReceiver
 import CastSession
 import CastTransport
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 #if canImport(Glibc)
@@ -55,11 +55,11 @@ func testOptions(_ configure: (inout CastOptions) -> Void = { _ in }) -> CastOpt
 
 /// Records every backoff wait instead of sleeping.
 final class RecordingSleeper: Sendable {
-    private let waits = Mutex<[Duration]>([])
-    var recorded: [Duration] { waits.withLock { $0 } }
+    private let waits = NIOLockedValueBox<[Duration]>([])
+    var recorded: [Duration] { waits.withLockedValue { $0 } }
     var sleep: @Sendable (Duration) async throws -> Void {
         { [self] duration in
-            self.waits.withLock { $0.append(duration) }
+            self.waits.withLockedValue { $0.append(duration) }
             try Task.checkCancellation()
         }
     }
@@ -126,7 +126,7 @@ final class GatedSleeper: Sendable {
         var nextID = 0
     }
 
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
     private let neverElapsing: Set<Duration>
     private let elapsingAtOnce: Set<Duration>
     private let callContinuation: AsyncStream<Duration>.Continuation
@@ -137,7 +137,7 @@ final class GatedSleeper: Sendable {
     let heldCalls: AsyncStream<Duration>
 
     init(open: Bool = false, neverElapsing: Set<Duration> = [], elapsingAtOnce: Set<Duration> = []) {
-        state = Mutex(State(isOpen: open))
+        state = NIOLockedValueBox(State(isOpen: open))
         self.neverElapsing = neverElapsing
         self.elapsingAtOnce = elapsingAtOnce
         (calls, callContinuation) = AsyncStream.makeStream(of: Duration.self)
@@ -145,11 +145,11 @@ final class GatedSleeper: Sendable {
     }
 
     /// The backoff waits asked for so far (never-elapsing waits excluded).
-    var recorded: [Duration] { state.withLock { $0.waits } }
+    var recorded: [Duration] { state.withLockedValue { $0.waits } }
 
     /// Lets every current and future backoff wait finish at once.
     func open() {
-        let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let released = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.isOpen = true
             let gated = state.waiters.filter { $0.value.gated }
             for key in gated.keys { state.waiters[key] = nil }
@@ -159,25 +159,25 @@ final class GatedSleeper: Sendable {
     }
 
     /// Holds future backoff waits again.
-    func close() { state.withLock { $0.isOpen = false } }
+    func close() { state.withLockedValue { $0.isOpen = false } }
 
     var sleep: @Sendable (Duration) async throws -> Void {
         { [self] duration in
             if elapsingAtOnce.contains(duration) { return try Task.checkCancellation() }
             let gated = !neverElapsing.contains(duration)
             if gated {
-                state.withLock { $0.waits.append(duration) }
+                state.withLockedValue { $0.waits.append(duration) }
                 callContinuation.yield(duration)
             } else {
                 heldContinuation.yield(duration)
             }
-            let id = state.withLock { state -> Int in
+            let id = state.withLockedValue { state -> Int in
                 defer { state.nextID += 1 }
                 return state.nextID
             }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let now = state.withLock { state -> Bool in
+                    let now = state.withLockedValue { state -> Bool in
                         if state.cancelled.contains(id) || (gated && state.isOpen) { return true }
                         state.waiters[id] = (continuation, gated)
                         return false
@@ -185,7 +185,7 @@ final class GatedSleeper: Sendable {
                     if now { continuation.resume() }
                 }
             } onCancel: {
-                let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
                     state.cancelled.insert(id)
                     return state.waiters.removeValue(forKey: id)?.continuation
                 }
@@ -198,7 +198,7 @@ final class GatedSleeper: Sendable {
 
 /// Collects values from callbacks (request delegates, channel overrides) for later checks.
 final class Recorder<Value: Sendable>: Sendable {
-    private let storage = Mutex<[Value]>([])
+    private let storage = NIOLockedValueBox<[Value]>([])
     private let continuation: AsyncStream<Value>.Continuation
     /// Every value as it is recorded (a single consumer).
     let stream: AsyncStream<Value>
@@ -206,11 +206,11 @@ final class Recorder<Value: Sendable>: Sendable {
     init() { (stream, continuation) = AsyncStream.makeStream(of: Value.self) }
 
     func record(_ value: Value) {
-        storage.withLock { $0.append(value) }
+        storage.withLockedValue { $0.append(value) }
         continuation.yield(value)
     }
 
-    var values: [Value] { storage.withLock { $0 } }
+    var values: [Value] { storage.withLockedValue { $0 } }
 }
 
 extension SessionEvent {

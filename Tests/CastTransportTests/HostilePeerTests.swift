@@ -1,7 +1,7 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 import Testing
 
 @testable import CastTransport
@@ -197,9 +197,9 @@ struct HostilePeerTests {
 
 /// A counter shared with event-loop callbacks.
 private final class Count: Sendable {
-    private let storage = Mutex(0)
-    func add() { storage.withLock { $0 += 1 } }
-    var value: Int { storage.withLock { $0 } }
+    private let storage = NIOLockedValueBox(0)
+    func add() { storage.withLockedValue { $0 += 1 } }
+    var value: Int { storage.withLockedValue { $0 } }
 }
 
 /// Counts the frames a raw client receives.

@@ -1,7 +1,7 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
-import Synchronization
 import Testing
 
 @testable import CastTransport
@@ -127,15 +127,15 @@ final class FutureProbe<Value> {
 
 /// A thread-safe append-only log, for callbacks that run on event loops.
 final class LockedLog<Element: Sendable>: Sendable {
-    private let storage = Mutex<[Element]>([])
+    private let storage = NIOLockedValueBox<[Element]>([])
 
     init() {}
 
-    func append(_ element: Element) { storage.withLock { $0.append(element) } }
+    func append(_ element: Element) { storage.withLockedValue { $0.append(element) } }
 
-    var all: [Element] { storage.withLock { $0 } }
+    var all: [Element] { storage.withLockedValue { $0 } }
 
-    var count: Int { storage.withLock { $0.count } }
+    var count: Int { storage.withLockedValue { $0.count } }
 }
 
 /// Races `body` against a deadline, so a missing event fails the test instead of hanging it.

@@ -17,9 +17,9 @@ import CastReceiver
 import CastSession
 import CastTransport
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -281,16 +281,16 @@ func underAttackBenchmark() async throws {
 
 /// A flag one task lowers and others read.
 final class ManagedAtomicFlag: Sendable {
-    private let raised = Mutex(true)
-    var isLowered: Bool { !raised.withLock { $0 } }
-    func lower() { raised.withLock { $0 = false } }
+    private let raised = NIOLockedValueBox(true)
+    var isLowered: Bool { !raised.withLockedValue { $0 } }
+    func lower() { raised.withLockedValue { $0 = false } }
 }
 
 /// A counter shared between tasks.
 final class ManagedCounter: Sendable {
-    private let count = Mutex(0)
-    var value: Int { count.withLock { $0 } }
-    func add() { count.withLock { $0 += 1 } }
+    private let count = NIOLockedValueBox(0)
+    var value: Int { count.withLockedValue { $0 } }
+    func add() { count.withLockedValue { $0 += 1 } }
 }
 
 raiseDescriptorLimit()

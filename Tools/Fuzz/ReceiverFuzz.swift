@@ -2,6 +2,7 @@
 
 #if DEBUG || CAST_FUZZING
 import CastTransport
+import NIOConcurrencyHelpers
 import Synchronization
 
 @testable import CastReceiver
@@ -57,7 +58,7 @@ enum ReceiverFuzz {
         on device: EmulatedDevice,
         at now: Double
     ) {
-        device.state.withLock { state in
+        device.state.withLockedValue { state in
             _ = device.handleReceiver(json, from: requester, state: &state, now: now)
         }
     }
@@ -69,7 +70,7 @@ enum ReceiverFuzz {
         on device: EmulatedDevice,
         at now: Double
     ) {
-        device.state.withLock { state in
+        device.state.withLockedValue { state in
             guard state.running.player != nil else { return }
             let deliveries = state.running.player!.handle(request, from: requester, at: now)
             device.rescheduleMedia(state: &state, now: now)
@@ -86,7 +87,7 @@ enum ReceiverFuzz {
     private static func tick(_ device: EmulatedDevice, from now: Double, to target: Double) -> Double {
         var now = now
         for _ in 0..<256 {
-            let due = device.state.withLock { state -> Bool in
+            let due = device.state.withLockedValue { state -> Bool in
                 guard let deadline = state.running.player?.nextDeadline(after: now), deadline <= target else {
                     return false
                 }

@@ -13,7 +13,7 @@ import CastReceiver
 import CastSession
 import CastTransport
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -68,9 +68,9 @@ func raiseDescriptorLimit() {
 
 /// Outcomes by name, shared by every session.
 final class Tally: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
-    func add(_ outcome: String) { counts.withLock { $0[outcome, default: 0] += 1 } }
-    var all: [String: Int] { counts.withLock { $0 } }
+    private let counts = NIOLockedValueBox<[String: Int]>([:])
+    func add(_ outcome: String) { counts.withLockedValue { $0[outcome, default: 0] += 1 } }
+    var all: [String: Int] { counts.withLockedValue { $0 } }
     var total: Int { all.values.reduce(0, +) }
 }
 
@@ -104,10 +104,12 @@ func watched(_ limit: Duration, _ body: @escaping @Sendable () async -> String) 
 
 /// Resumes a continuation with the first answer only.
 final class FirstAnswer: Sendable {
-    private let continuation = Mutex<CheckedContinuation<String, Never>?>(nil)
-    func set(_ continuation: CheckedContinuation<String, Never>) { self.continuation.withLock { $0 = continuation } }
+    private let continuation = NIOLockedValueBox<CheckedContinuation<String, Never>?>(nil)
+    func set(_ continuation: CheckedContinuation<String, Never>) {
+        self.continuation.withLockedValue { $0 = continuation }
+    }
     func answer(_ value: String) {
-        let waiting = continuation.withLock { state -> CheckedContinuation<String, Never>? in
+        let waiting = continuation.withLockedValue { state -> CheckedContinuation<String, Never>? in
             defer { state = nil }
             return state
         }

@@ -1,5 +1,5 @@
 internal import CAvahi
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +11,7 @@ import Musl
 // - an AvahiThreadedPoll runs the client on its own helper thread and invokes callbacks there with the poll lock held;
 // - every call from another thread happens between avahi_threaded_poll_lock/unlock (``AvahiConnection/withAvahi``);
 // - callbacks only copy what they are given and hand it to `handler` (which just enqueues it); they never call back
-//   into this class, so they never wait for its Mutex;
+//   into this class, so they never wait for its lock;
 // - stop and free happen in ``AvahiConnection/close()``, which runs on the caller's thread, never on the helper thread
 //   (nothing on the helper thread holds a strong reference to the connection, so even `deinit` cannot run there).
 
@@ -94,7 +94,7 @@ private final class CallbackContext: Sendable {
     }
 }
 
-/// A C handle; only touched under the connection's Mutex plus the poll lock, or after the poll thread has stopped.
+/// A C handle; only touched under the connection's lock plus the poll lock, or after the poll thread has stopped.
 private struct Handle: @unchecked Sendable {
     let pointer: OpaquePointer
 }
@@ -112,7 +112,7 @@ final class AvahiConnection: Sendable {
         var groups: [Int: (Handle, CallbackContext)] = [:]
     }
 
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
     private let handler: @Sendable (AvahiEvent) -> Void
 
     /// Connects to avahi-daemon over the D-Bus system bus (`DBUS_SYSTEM_BUS_ADDRESS`, read once per process by
@@ -146,7 +146,7 @@ final class AvahiConnection: Sendable {
             throw CastDiscoveryError(.daemonUnavailable, "cannot start Avahi's helper thread")
         }
         self.handler = handler
-        self.state = Mutex(
+        self.state = NIOLockedValueBox(
             State(poll: Handle(pointer: poll), client: Handle(pointer: client), clientContext: clientContext)
         )
     }
@@ -157,7 +157,7 @@ final class AvahiConnection: Sendable {
     ///
     /// Must not run on Avahi's helper thread; it never does, because callbacks hold no reference to the connection.
     func close() {
-        let taken = state.withLock { state -> (Handle, Handle, [CallbackContext])? in
+        let taken = state.withLockedValue { state -> (Handle, Handle, [CallbackContext])? in
             guard let poll = state.poll, let client = state.client else { return nil }
             let contexts =
                 [state.clientContext] + state.browsers.map(\.1) + state.resolvers.values.map(\.1)
@@ -176,18 +176,22 @@ final class AvahiConnection: Sendable {
         withExtendedLifetime(contexts) {}
     }
 
-    /// Runs `body` with the client, holding both our Mutex and the poll lock.
+    /// Runs `body` with the client, holding both our lock and the poll lock.
     private func withAvahi<Result>(
         _ body: (inout State, OpaquePointer) throws(CastDiscoveryError) -> Result
     ) throws(CastDiscoveryError) -> Result {
-        try state.withLock { state throws(CastDiscoveryError) -> Result in
+        // The lock's closure rethrows untyped errors: carry the typed one out in a Swift.Result.
+        let outcome = state.withLockedValue { state -> Swift.Result<Result, CastDiscoveryError> in
             guard let poll = state.poll, let client = state.client else {
-                throw CastDiscoveryError(.notRunning, "the Avahi connection is closed")
+                return .failure(CastDiscoveryError(.notRunning, "the Avahi connection is closed"))
             }
             avahi_threaded_poll_lock(poll.pointer)
             defer { avahi_threaded_poll_unlock(poll.pointer) }
-            return try body(&state, client.pointer)
+            do throws(CastDiscoveryError) { return .success(try body(&state, client.pointer)) } catch {
+                return .failure(error)
+            }
         }
+        return try outcome.get()
     }
 
     // MARK: - Browsing

@@ -1,7 +1,7 @@
 import CastLogging
 import CastTransport
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The receiver's queue as a lazily filled list (GCKMediaQueue): item ids come from QUEUE_GET_ITEM_IDS, items
 /// are fetched in pages with QUEUE_GET_ITEMS when asked for and cached until a QUEUE_CHANGE or a new media
@@ -18,11 +18,11 @@ public final class MediaQueue: Sendable {
     private let channel: any MediaChannel
     private let requestTimeout: Duration?
     private let logger: Logger
-    private let state = Mutex(State())
-    private let client = Mutex<WeakClient>(WeakClient())
+    private let state = NIOLockedValueBox(State())
+    private let client = NIOLockedValueBox<WeakClient>(WeakClient())
 
     private struct WeakClient: @unchecked Sendable {
-        // @unchecked: a weak reference to a Sendable class, read and written only under the Mutex.
+        // @unchecked: a weak reference to a Sendable class, read and written only under the lock.
         weak var client: RemoteMediaClient?
     }
 
@@ -34,25 +34,25 @@ public final class MediaQueue: Sendable {
     }
 
     func attach(to client: RemoteMediaClient) {
-        self.client.withLock { $0.client = client }
+        self.client.withLockedValue { $0.client = client }
     }
 
     /// The item ids in queue order, if fetched.
-    public var itemIDs: [Int]? { state.withLock { $0.itemIDs } }
+    public var itemIDs: [Int]? { state.withLockedValue { $0.itemIDs } }
 
     /// The number of items, if the ids were fetched.
-    public var itemCount: Int? { state.withLock { $0.itemIDs?.count } }
+    public var itemCount: Int? { state.withLockedValue { $0.itemIDs?.count } }
 
     /// The cached item with `itemID`, without fetching.
-    public func cachedItem(withID itemID: Int) -> QueueItem? { state.withLock { $0.items[itemID] } }
+    public func cachedItem(withID itemID: Int) -> QueueItem? { state.withLockedValue { $0.items[itemID] } }
 
     /// The position of `itemID`, if known.
-    public func index(ofItemID itemID: Int) -> Int? { state.withLock { $0.itemIDs?.firstIndex(of: itemID) } }
+    public func index(ofItemID itemID: Int) -> Int? { state.withLockedValue { $0.itemIDs?.firstIndex(of: itemID) } }
 
     /// Fetches the item ids again (QUEUE_GET_ITEM_IDS) and returns them.
     @discardableResult
     public func reload() async throws -> [Int] {
-        let generation = state.withLock { $0.generation }
+        let generation = state.withLockedValue { $0.generation }
         let reply = try await request(["type": "QUEUE_GET_ITEM_IDS"])
         guard reply["type"]?.stringValue == "QUEUE_ITEM_IDS",
             let ids = reply["itemIds"]?.arrayValue?.compactMap(\.intValue)
@@ -62,7 +62,7 @@ public final class MediaQueue: Sendable {
                 "expected QUEUE_ITEM_IDS, got \(reply["type"]?.stringValue ?? "nothing")"
             )
         }
-        state.withLock { state in
+        state.withLockedValue { state in
             guard state.generation == generation else { return }
             state.itemIDs = ids
             let known = Set(ids)
@@ -90,7 +90,7 @@ public final class MediaQueue: Sendable {
             )
         }
         let items = (reply["items"]?.arrayValue ?? []).compactMap { try? QueueItem(json: $0) }
-        state.withLock { state in
+        state.withLockedValue { state in
             for item in items { if let id = item.itemID { state.items[id] = item } }
         }
         guard let item = cachedItem(withID: ids[index]) else {
@@ -103,7 +103,7 @@ public final class MediaQueue: Sendable {
     /// maps the receiver's error replies to the same errors commands get.
     private func request(_ payload: JSONValue) async throws -> JSONValue {
         var payload = payload
-        let owner = client.withLock { $0.client }
+        let owner = client.withLockedValue { $0.client }
         guard let sessionID = owner?.mediaStatus?.mediaSessionID else {
             throw CastMediaError(.noMediaSession, "the queue needs a media session; load media first")
         }
@@ -126,7 +126,7 @@ public final class MediaQueue: Sendable {
 
     /// Drops everything (a new media session).
     func invalidate() {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.itemIDs = nil
             state.items = [:]
             state.generation += 1
@@ -135,7 +135,7 @@ public final class MediaQueue: Sendable {
 
     /// Applies a QUEUE_CHANGE: inserts and removals update the ids in place; anything else refetches later.
     func apply(_ change: QueueChange) {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.generation += 1
             switch change.changeType {
             case "INSERT" where state.itemIDs != nil:
@@ -156,7 +156,7 @@ public final class MediaQueue: Sendable {
 
     /// Caches the items a status carried.
     func noteStatus(_ status: MediaStatus) {
-        state.withLock { state in
+        state.withLockedValue { state in
             for item in status.items ?? [] { if let id = item.itemID { state.items[id] = item } }
         }
     }

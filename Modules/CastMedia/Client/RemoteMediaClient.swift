@@ -1,7 +1,7 @@
 import CastLogging
 import CastTransport
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// What changed in a ``RemoteMediaClient`` (GCKRemoteMediaClientListener's callbacks, as values).
 public enum RemoteMediaClientEvent: Sendable {
@@ -38,7 +38,7 @@ public final class RemoteMediaClient: Sendable {
     private let channel: any MediaChannel
     private let now: @Sendable () -> Double
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let statusBroadcaster = EventBroadcaster<MediaStatus?>()
     private let eventBroadcaster = EventBroadcaster<RemoteMediaClientEvent>()
     /// Per-request reply timeout; `nil` uses the channel's default.
@@ -80,7 +80,7 @@ public final class RemoteMediaClient: Sendable {
     // MARK: - Status
 
     /// The latest status; `nil` when there is no media session.
-    public var mediaStatus: MediaStatus? { state.withLock { $0.status } }
+    public var mediaStatus: MediaStatus? { state.withLockedValue { $0.status } }
 
     /// Status updates, latest wins: a slow consumer sees the newest status, not a backlog.
     public func statusUpdates() -> AsyncStream<MediaStatus?> {
@@ -94,7 +94,7 @@ public final class RemoteMediaClient: Sendable {
     /// (GCKUIMediaController's lastKnownStreamPosition); clamped to the duration.
     public var approximateStreamPosition: Double {
         let time = now()
-        return state.withLock { state in
+        return state.withLockedValue { state in
             guard let status = state.status else { return 0 }
             var position = status.currentTime
             if status.playerState == .playing, status.adBreakStatus == nil {
@@ -107,7 +107,7 @@ public final class RemoteMediaClient: Sendable {
 
     /// The last known player state (``PlayerState/loading`` while a load runs).
     public var playerState: PlayerState {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard let status = state.status else { return .idle }
             return status.shownPlayerState
         }
@@ -131,7 +131,7 @@ public final class RemoteMediaClient: Sendable {
 
     /// Forgets the status (the session ended or the app went away).
     public func reset() {
-        let had = state.withLock { state -> Bool in
+        let had = state.withLockedValue { state -> Bool in
             defer { state.status = nil }
             return state.status != nil
         }
@@ -149,7 +149,7 @@ public final class RemoteMediaClient: Sendable {
         var parsed = entries.compactMap { try? MediaStatus(json: $0) }.first
         let ordered = channel.deliversRepliesInOrder
         let replyID = message["requestId"]?.intValue ?? 0
-        let outcome = state.withLock { state -> (previous: MediaStatus?, current: MediaStatus?)? in
+        let outcome = state.withLockedValue { state -> (previous: MediaStatus?, current: MediaStatus?)? in
             if ordered {
                 // A reply is applied once, by whichever path sees it first, and never after a newer reply; an
                 // unsolicited status only once the in-order stream has caught up with every applied reply.
@@ -202,7 +202,7 @@ public final class RemoteMediaClient: Sendable {
     // MARK: - Sending
 
     private func makeRequest(_ kind: String) -> MediaRequest {
-        let id = state.withLock { state in
+        let id = state.withLockedValue { state in
             defer { state.nextRequestID += 1 }
             return state.nextRequestID
         }
@@ -241,7 +241,7 @@ public final class RemoteMediaClient: Sendable {
         }
         let request = makeRequest(type)
         if let group {
-            let replaced = state.withLock { state -> MediaRequest? in
+            let replaced = state.withLockedValue { state -> MediaRequest? in
                 defer { state.inFlight[group] = request }
                 return state.inFlight[group]
             }
@@ -270,7 +270,7 @@ public final class RemoteMediaClient: Sendable {
                 outcome = .failed(Self.mediaError(from: error, for: type))
             }
             if let group {
-                self?.state.withLock { state in
+                self?.state.withLockedValue { state in
                     if state.inFlight[group] === request { state.inFlight[group] = nil }
                 }
             }

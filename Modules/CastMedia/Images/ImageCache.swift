@@ -1,5 +1,5 @@
 import CastTransport
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +18,7 @@ public final class ImageCache: Sendable {
     /// The most bytes the cache keeps on disk. Defaults to 64 MiB.
     public let maximumBytes: Int
     private let fetcher: HTTPFetcher
-    private let inFlight = Mutex<[String: Task<[UInt8], any Error>]>([:])
+    private let inFlight = NIOLockedValueBox<[String: Task<[UInt8], any Error>]>([:])
 
     /// Creates a cache.
     ///
@@ -45,13 +45,13 @@ public final class ImageCache: Sendable {
     /// - Throws: ``CastMediaError`` with ``CastMediaError/Code/imageDownloadFailed``.
     public func image(for url: String) async throws -> [UInt8] {
         if let cached = cachedImage(for: url) { return cached }
-        let (task, isNew) = inFlight.withLock { tasks -> (Task<[UInt8], any Error>, Bool) in
+        let (task, isNew) = inFlight.withLockedValue { tasks -> (Task<[UInt8], any Error>, Bool) in
             if let existing = tasks[url] { return (existing, false) }
             let task = Task { [fetcher] in try await fetcher.fetch(url) }
             tasks[url] = task
             return (task, true)
         }
-        defer { if isNew { _ = inFlight.withLock { $0.removeValue(forKey: url) } } }
+        defer { if isNew { _ = inFlight.withLockedValue { $0.removeValue(forKey: url) } } }
         let bytes = try await task.value
         if isNew { store(bytes, for: url) }
         return bytes

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// One request the media server answered.
 public struct FetchRecord: Sendable, Hashable, Codable {
@@ -21,7 +21,9 @@ final class FetchLog: Sendable {
     private final class Waiter: Sendable {
         let itemID: String
         let peer: String?
-        private let state = Mutex<(continuation: CheckedContinuation<Bool, Never>?, result: Bool?)>((nil, nil))
+        private let state = NIOLockedValueBox<(continuation: CheckedContinuation<Bool, Never>?, result: Bool?)>(
+            (nil, nil)
+        )
 
         init(itemID: String, peer: String?) {
             self.itemID = itemID
@@ -30,7 +32,7 @@ final class FetchLog: Sendable {
 
         func wait() async -> Bool {
             await withCheckedContinuation { continuation in
-                let result = state.withLock { state -> Bool? in
+                let result = state.withLockedValue { state -> Bool? in
                     if state.result == nil { state.continuation = continuation }
                     return state.result
                 }
@@ -39,7 +41,7 @@ final class FetchLog: Sendable {
         }
 
         func finish(_ result: Bool) {
-            let continuation = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            let continuation = state.withLockedValue { state -> CheckedContinuation<Bool, Never>? in
                 guard state.result == nil else { return nil }
                 state.result = result
                 defer { state.continuation = nil }
@@ -62,17 +64,17 @@ final class FetchLog: Sendable {
     /// Records kept per item: enough to diagnose, bounded however long a player streams.
     static let recordsPerItem = 256
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     func connected(peer: String) {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.connections += 1
             state.connectionPeers[peer, default: 0] += 1
         }
     }
 
     func record(_ record: FetchRecord) {
-        let satisfied = state.withLock { state -> [Waiter] in
+        let satisfied = state.withLockedValue { state -> [Waiter] in
             state.lastActivity = ContinuousClock.now
             guard let item = record.itemID else { return [] }
             var list = state.records[item, default: []]
@@ -85,16 +87,16 @@ final class FetchLog: Sendable {
     }
 
     func records(for itemID: String) -> [FetchRecord] {
-        state.withLock { $0.records[itemID] ?? [] }
+        state.withLockedValue { $0.records[itemID] ?? [] }
     }
 
-    var connectionCount: Int { state.withLock { $0.connections } }
+    var connectionCount: Int { state.withLockedValue { $0.connections } }
 
     /// When the last request was answered (or the log was created).
-    var lastActivity: ContinuousClock.Instant { state.withLock { $0.lastActivity } }
+    var lastActivity: ContinuousClock.Instant { state.withLockedValue { $0.lastActivity } }
 
     func connections(from peer: String) -> Int {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.connectionPeers.filter { Self.matches(peer, $0.key) }.values.reduce(0, +)
         }
     }
@@ -107,7 +109,7 @@ final class FetchLog: Sendable {
         clock: C
     ) async -> Bool {
         let waiter = Waiter(itemID: itemID, peer: peer)
-        let registration = state.withLock { state -> (key: Int?, answer: Bool) in
+        let registration = state.withLockedValue { state -> (key: Int?, answer: Bool) in
             if (state.records[itemID] ?? []).contains(where: { Self.matches(peer, $0.peer) }) { return (nil, true) }
             if state.stopped { return (nil, false) }
             state.nextWaiter += 1
@@ -125,13 +127,13 @@ final class FetchLog: Sendable {
             waiter.finish(false)
         }
         timer.cancel()
-        _ = state.withLock { $0.waiters.removeValue(forKey: key) }
+        _ = state.withLockedValue { $0.waiters.removeValue(forKey: key) }
         return result
     }
 
     /// Ends every wait, and every later one at once (the server stops).
     func cancelWaiters() {
-        let waiters = state.withLock { state in
+        let waiters = state.withLockedValue { state in
             state.stopped = true
             defer { state.waiters.removeAll() }
             return Array(state.waiters.values)

@@ -1,5 +1,5 @@
+import NIOConcurrencyHelpers
 import NIOCore
-import Synchronization
 
 /// A byte stream read once (standard input, a pipe) and served live: every connected player gets the bytes
 /// from when it connected. Reading waits while nobody is connected, and each chunk waits until every player
@@ -15,11 +15,11 @@ final class LiveStream: Sendable {
         var waitingForPlayer: CheckedContinuation<Bool, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Adds a player; `nil` once the stream has ended (answered 404: there is nothing more to play).
     func connect(_ writer: @escaping Writer) -> Int? {
-        let (id, waiting) = state.withLock { state -> (Int?, CheckedContinuation<Bool, Never>?) in
+        let (id, waiting) = state.withLockedValue { state -> (Int?, CheckedContinuation<Bool, Never>?) in
             guard !state.ended else { return (nil, nil) }
             let id = state.nextID
             state.nextID += 1
@@ -32,7 +32,7 @@ final class LiveStream: Sendable {
     }
 
     func disconnect(_ id: Int) {
-        _ = state.withLock { $0.players.removeValue(forKey: id) }
+        _ = state.withLockedValue { $0.players.removeValue(forKey: id) }
     }
 
     /// Reads chunks with `next` until it returns `nil` or throws, handing each to the players connected then.
@@ -60,7 +60,7 @@ final class LiveStream: Sendable {
 
     /// Ends the stream now (the server stops).
     func cancel() {
-        let waiting = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+        let waiting = state.withLockedValue { state -> CheckedContinuation<Bool, Never>? in
             state.ended = true
             defer { state.waitingForPlayer = nil }
             return state.waitingForPlayer
@@ -70,12 +70,12 @@ final class LiveStream: Sendable {
     }
 
     private func currentPlayers() -> [(Int, Writer)] {
-        state.withLock { state in state.players.map { ($0.key, $0.value) } }
+        state.withLockedValue { state in state.players.map { ($0.key, $0.value) } }
     }
 
     private func waitForPlayer() async -> Bool {
         await withCheckedContinuation { continuation in
-            let answer: Bool? = state.withLock { state in
+            let answer: Bool? = state.withLockedValue { state in
                 if state.ended { return false }
                 if !state.players.isEmpty { return true }
                 state.waitingForPlayer = continuation
@@ -86,7 +86,7 @@ final class LiveStream: Sendable {
     }
 
     private func end() {
-        let players = state.withLock { state -> [Writer] in
+        let players = state.withLockedValue { state -> [Writer] in
             state.ended = true
             defer { state.players.removeAll() }
             return Array(state.players.values)

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// What an item serves.
 enum ShareContent: Sendable {
@@ -25,26 +25,26 @@ enum ShareRoute: Sendable {
 
 /// The items a server shares, by token. Lookups are what every request does first, so they take one lock.
 final class ShareRegistry: Sendable {
-    private let shares = Mutex<[String: (media: SharedMedia, content: ShareContent)]>([:])
+    private let shares = NIOLockedValueBox<[String: (media: SharedMedia, content: ShareContent)]>([:])
 
     func add(_ media: SharedMedia, _ content: ShareContent) {
-        shares.withLock { $0[media.id] = (media, content) }
+        shares.withLockedValue { $0[media.id] = (media, content) }
     }
 
     @discardableResult
     func remove(_ id: String) -> ShareContent? {
-        shares.withLock { $0.removeValue(forKey: id)?.content }
+        shares.withLockedValue { $0.removeValue(forKey: id)?.content }
     }
 
     func removeAll() -> [ShareContent] {
-        shares.withLock { all in
+        shares.withLockedValue { all in
             defer { all.removeAll() }
             return all.values.map(\.content)
         }
     }
 
     func media(_ id: String) -> SharedMedia? {
-        shares.withLock { $0[id]?.media }
+        shares.withLockedValue { $0[id]?.media }
     }
 
     /// The token of the item `uri` names, when it is well formed (for the fetch log; no existence check).
@@ -57,7 +57,7 @@ final class ShareRegistry: Sendable {
     /// item by another name.
     func route(_ uri: String, peer: String?, isHead: Bool) -> (media: SharedMedia, route: ShareRoute)? {
         guard let segments = RequestPath.segments(of: uri), let token = segments.first,
-            let (media, content) = shares.withLock({ $0[token] })
+            let (media, content) = shares.withLockedValue({ $0[token] })
         else { return nil }
         let rest = Array(segments.dropFirst())
         switch content {

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Text subtitles inside a media file (SubRip, ASS, mov_text, WebVTT), extracted as WebVTT by ffmpeg when a
 /// player first asks for them, so a file's own subtitles become tracks.
@@ -13,7 +13,7 @@ public final class EmbeddedSubtitles: MediaResponder {
     private let ffmpeg: ExternalTool
     private let arguments: [String]
     /// Started on first use: a file with five subtitle languages is read once per track actually shown.
-    private let extraction = Mutex<Task<[UInt8], any Error>?>(nil)
+    private let extraction = NIOLockedValueBox<Task<[UInt8], any Error>?>(nil)
 
     /// Prepares the extraction of `stream` from `file`.
     ///
@@ -31,7 +31,7 @@ public final class EmbeddedSubtitles: MediaResponder {
     ///
     /// - Throws: ``CastMediaServerError/Code/toolFailed`` when ffmpeg cannot extract it.
     public func webVTT() async throws -> [UInt8] {
-        let task = extraction.withLock { task in
+        let task = extraction.withLockedValue { task in
             if let task { return task }
             let started = Task { [ffmpeg, arguments] in Array(try await ffmpeg.output(arguments: arguments).utf8) }
             task = started
@@ -45,5 +45,5 @@ public final class EmbeddedSubtitles: MediaResponder {
         return .bytes(try await webVTT(), contentType: "text/vtt")
     }
 
-    deinit { extraction.withLock { $0 }?.cancel() }
+    deinit { extraction.withLockedValue { $0 }?.cancel() }
 }

@@ -1,6 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Subprocess
-import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
@@ -98,8 +98,8 @@ struct ToolExit: Sendable {
 final class ToolProcess: Sendable {
     /// Standard output, line by line, until it ends.
     let outputLines: AsyncStream<String>
-    private let control = Mutex<(process: ProcessIdentifier?, paused: Bool)>((nil, false))
-    private let running = Mutex<Task<ToolExit, Never>?>(nil)
+    private let control = NIOLockedValueBox<(process: ProcessIdentifier?, paused: Bool)>((nil, false))
+    private let running = NIOLockedValueBox<Task<ToolExit, Never>?>(nil)
 
     private init(outputLines: AsyncStream<String>) {
         self.outputLines = outputLines
@@ -143,12 +143,12 @@ final class ToolProcess: Sendable {
                 return ToolExit(succeeded: false, summary: "\(tool.name) did not run: \(error)")
             }
         }
-        process.running.withLock { $0 = task }
+        process.running.withLockedValue { $0 = task }
         return process
     }
 
     private func started(_ process: ProcessIdentifier?) {
-        let pausedAlready = control.withLock { control -> Bool in
+        let pausedAlready = control.withLockedValue { control -> Bool in
             control.process = process
             return control.paused
         }
@@ -163,18 +163,20 @@ final class ToolProcess: Sendable {
 
     /// Ends the process (SIGKILL, after SIGCONT in case it is paused); ``exit()`` then returns.
     func kill() {
-        running.withLock { $0 }?.cancel()
+        running.withLockedValue { $0 }?.cancel()
         signal(SIGCONT, paused: false)
     }
 
     /// Waits for the process to end.
     func exit() async -> ToolExit {
-        guard let task = running.withLock({ $0 }) else { return ToolExit(succeeded: false, summary: "not started") }
+        guard let task = running.withLockedValue({ $0 }) else {
+            return ToolExit(succeeded: false, summary: "not started")
+        }
         return await task.value
     }
 
     private func signal(_ number: Int32, paused: Bool) {
-        control.withLock { control in
+        control.withLockedValue { control in
             control.paused = paused
             // Sent under the lock: the identifier is cleared (under it) before the process is reaped.
             if let process = control.process { _ = Glibc.kill(process.value, number) }

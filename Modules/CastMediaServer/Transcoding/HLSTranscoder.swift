@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Settings of an ``HLSTranscoder``.
 public struct TranscodeOptions: Sendable {
@@ -54,7 +54,7 @@ public final class HLSTranscoder: MediaResponder {
     private let ffmpeg: ExternalTool
     private let folder: String
     private let progressContinuation: AsyncStream<TranscodeProgress>.Continuation
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     private struct Run: Sendable {
         let id: Int
@@ -179,7 +179,7 @@ public final class HLSTranscoder: MediaResponder {
 
     /// Ends ffmpeg, fails whoever waits, removes the segments.
     public func stop() async {
-        let (run, waiters) = state.withLock { state in
+        let (run, waiters) = state.withLockedValue { state in
             state.stopped = true
             defer {
                 state.run = nil
@@ -194,7 +194,7 @@ public final class HLSTranscoder: MediaResponder {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
-    private func madeFile(_ index: Int) -> String? { state.withLock { $0.made[index] } }
+    private func madeFile(_ index: Int) -> String? { state.withLockedValue { $0.made[index] } }
 
     /// Waits until segment `index` is on disk, starting a run at it unless the current one will soon make it;
     /// returns its file.
@@ -203,7 +203,7 @@ public final class HLSTranscoder: MediaResponder {
             enum Step {
                 case ready, failed(any Error), wait(ended: Run?, started: Int?, stale: [Int: String])
             }
-            let step = state.withLock { state -> Step in
+            let step = state.withLockedValue { state -> Step in
                 if state.stopped { return .failed(CastMediaServerError(.toolFailed, "transcoding stopped")) }
                 state.lastAsked = index
                 if state.made[index] != nil { return .ready }
@@ -240,7 +240,7 @@ public final class HLSTranscoder: MediaResponder {
         let process = ToolProcess.launch(ffmpeg, arguments: arguments(run: id, first: first, start: start))
         options.logger.debug("transcoding from segment \(first) (\(Int(start)) s)", metadata: ["run": "\(id)"])
         let run = Run(id: id, first: first, process: process, started: .now, next: first)
-        let current = state.withLock { state -> Bool in
+        let current = state.withLockedValue { state -> Bool in
             guard !state.stopped, state.runs == id else { return false }
             state.run = run
             return true
@@ -261,7 +261,7 @@ public final class HLSTranscoder: MediaResponder {
                 let index = Int(name[name.index(after: dash)...].dropLast(3)),
                 (run.first..<segmentDurations.count).contains(index)
             else { continue }
-            let (waiters, progress) = state.withLock {
+            let (waiters, progress) = state.withLockedValue {
                 state -> ([CheckedContinuation<Void, any Error>], TranscodeProgress?) in
                 guard state.run?.id == run.id else { return ([], nil) }
                 state.made[index] = folder + "/" + Self.runFileName(run: run.id, index: index)
@@ -283,7 +283,7 @@ public final class HLSTranscoder: MediaResponder {
             pruneAndPace()
         }
         let exit = await run.process.exit()
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, any Error>] in
             guard state.run?.id == run.id else { return [] }
             state.run = nil
             // Whoever waits for a segment this run did not make: ended early (or the file is shorter than it said).
@@ -301,7 +301,7 @@ public final class HLSTranscoder: MediaResponder {
 
     /// Keeps ffmpeg a few segments ahead of the device (paused beyond), and the folder to the segments around it.
     private func pruneAndPace() {
-        let (pause, resume, remove) = state.withLock { state -> (ToolProcess?, ToolProcess?, [String]) in
+        let (pause, resume, remove) = state.withLockedValue { state -> (ToolProcess?, ToolProcess?, [String]) in
             // Ahead of the device there are only the current run's few segments (it is paused beyond them).
             let behind = state.made.filter { $0.key < state.lastAsked - 2 }
             for key in behind.keys { state.made[key] = nil }

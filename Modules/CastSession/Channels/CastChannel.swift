@@ -1,5 +1,5 @@
 import CastTransport
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A custom namespace channel to the receiver app (GCKCastChannel). Subclass it and override the `did…`
 /// methods, or use ``GenericChannel`` for closures and a stream.
@@ -8,7 +8,7 @@ import Synchronization
 /// lists its namespace, disconnects on suspension and reconnects after a resume. Overrides run on an arbitrary
 /// thread, one message at a time per channel.
 open class CastChannel: @unchecked Sendable {
-    // @unchecked: the only mutable state is `link`, which is behind a Mutex; subclasses must keep their own
+    // @unchecked: the only mutable state is `link`, which is behind a lock; subclasses must keep their own
     // state thread-safe, as the documentation says.
 
     /// Where messages go while connected.
@@ -18,7 +18,7 @@ open class CastChannel: @unchecked Sendable {
 
     /// The namespace, `urn:x-cast:…`.
     public let namespace: String
-    private let link = Mutex<Link?>(nil)
+    private let link = NIOLockedValueBox<Link?>(nil)
 
     /// Creates a channel for `namespace`.
     ///
@@ -34,7 +34,7 @@ open class CastChannel: @unchecked Sendable {
     }
 
     /// Whether messages can be sent now.
-    public final var isConnected: Bool { link.withLock { $0 != nil } }
+    public final var isConnected: Bool { link.withLockedValue { $0 != nil } }
 
     /// Called with each text message from the receiver app.
     open func didReceiveTextMessage(_ message: String) {}
@@ -61,14 +61,14 @@ open class CastChannel: @unchecked Sendable {
     }
 
     private func send(_ payload: CastMessage.Payload) async throws {
-        guard let link = link.withLock({ $0 }) else {
+        guard let link = link.withLockedValue({ $0 }) else {
             throw CastSessionError(.channelNotConnected, "the channel \(namespace) is not connected")
         }
         try await link.send(payload)
     }
 
     final func connect(_ newLink: Link) {
-        let wasConnected = link.withLock { state -> Bool in
+        let wasConnected = link.withLockedValue { state -> Bool in
             defer { state = newLink }
             return state != nil
         }
@@ -76,7 +76,7 @@ open class CastChannel: @unchecked Sendable {
     }
 
     final func disconnect() {
-        let wasConnected = link.withLock { state -> Bool in
+        let wasConnected = link.withLockedValue { state -> Bool in
             defer { state = nil }
             return state != nil
         }

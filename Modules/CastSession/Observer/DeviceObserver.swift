@@ -3,9 +3,9 @@ import CastLogging
 import CastMedia
 import CastTransport
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// What a device is doing now, seen without a session: its receiver status, the running app and, when that app
 /// plays media, its media status. The status column of a device list, or one entity of a home-automation hub.
@@ -63,7 +63,7 @@ public final class DeviceObserver: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let sleep: @Sendable (Duration) async throws -> Void
     private let logger: Logger
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
     private let broadcaster = EventBroadcaster<DeviceActivity>()
 
     /// Creates a stopped observer.
@@ -87,16 +87,16 @@ public final class DeviceObserver: Sendable {
         var logger = logger.withCategory(CastLogCategory.session)
         logger[metadataKey: CastLogMetadataKey.deviceID] = "\(device.id)"
         self.logger = logger
-        self.state = Mutex(State(device: device))
+        self.state = NIOLockedValueBox(State(device: device))
     }
 
     deinit {
-        for task in state.withLock({ $0.tasks }) { task.cancel() }
+        for task in state.withLockedValue({ $0.tasks }) { task.cancel() }
     }
 
     /// What the device is doing now; `nil` before the first status.
     public var activity: DeviceActivity? {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.deviceStatus.map {
                 DeviceActivity(device: state.device, deviceStatus: $0, mediaStatus: state.mediaClient?.mediaStatus)
             }
@@ -114,11 +114,11 @@ public final class DeviceObserver: Sendable {
     ///   ``CastSessionError/Code/timedOut``, ``CastSessionError/Code/connectionLost``.
     @discardableResult
     public func start() async throws -> DeviceActivity {
-        let device = state.withLock { $0.device }
+        let device = state.withLockedValue { $0.device }
         let connection = try await options.connect(to: device, eventLoopGroup: eventLoopGroup, logger: logger)
         let messages = connection.messages()
         let events = connection.events()
-        let stopped = state.withLock { state -> Bool in
+        let stopped = state.withLockedValue { state -> Bool in
             state.connection = connection
             return state.isStopped
         }
@@ -127,7 +127,7 @@ public final class DeviceObserver: Sendable {
             try await connection.openVirtualConnection(to: CastEndpoint.receiver)
             // Only a device known by its address is asked what it is (and only then waited for).
             let (status, info) = try await DeviceInfo.ask(connection, describing: device.isStatic)
-            if let info { state.withLock { $0.device.apply(info) } }
+            if let info { state.withLockedValue { $0.device.apply(info) } }
             await apply(DeviceStatus(json: status), on: connection)
         } catch {
             await stop()
@@ -145,13 +145,13 @@ public final class DeviceObserver: Sendable {
                 await self.handle(event, on: connection)
             }
         }
-        state.withLock { $0.tasks += [messageTask, eventTask] }
+        state.withLockedValue { $0.tasks += [messageTask, eventTask] }
         return activity!
     }
 
     /// Stops following and closes the connection; the device keeps doing what it does.
     public func stop() async {
-        let (connection, tasks) = state.withLock { state -> (CastConnection?, [Task<Void, Never>]) in
+        let (connection, tasks) = state.withLockedValue { state -> (CastConnection?, [Task<Void, Never>]) in
             state.isStopped = true
             defer { state.tasks = [] }
             return (state.connection, state.tasks)
@@ -181,14 +181,14 @@ public final class DeviceObserver: Sendable {
 
     /// Moves the volume by `steps` steps of ``CastOptions/volumeStep`` or the receiver's `stepInterval`.
     public func adjustVolume(bySteps steps: Int) async throws {
-        let status = state.withLock { $0.deviceStatus }
+        let status = state.withLockedValue { $0.deviceStatus }
         let step = options.volumeStep ?? status?.volumeStepInterval ?? 0.05
         let level = min(1, max(0, (status?.volumeLevel ?? 0.5) + Double(steps) * step))
         try await setVolume((level * 1000).rounded() / 1000)
     }
 
     private func receiverCommand(_ payload: JSONValue) async throws {
-        guard let connection = state.withLock({ $0.isStopped ? nil : $0.connection }) else {
+        guard let connection = state.withLockedValue({ $0.isStopped ? nil : $0.connection }) else {
             throw CastSessionError(.notConnected, "the observer is not connected; start it first")
         }
         let reply: JSONValue
@@ -213,7 +213,7 @@ public final class DeviceObserver: Sendable {
             return
         }
         guard message.namespace == CastNamespace.media else { return }
-        let client = state.withLock { state in
+        let client = state.withLockedValue { state in
             message.sourceID == state.mediaTransportID ? state.mediaClient : nil
         }
         guard let client, let json = try? message.json() else { return }
@@ -227,7 +227,7 @@ public final class DeviceObserver: Sendable {
             break
         case .virtualConnectionClosed(let endpoint):
             // The app went away; the RECEIVER_STATUS that follows says what runs now.
-            let dropped = state.withLock { state -> Bool in
+            let dropped = state.withLockedValue { state -> Bool in
                 guard endpoint == state.mediaTransportID else { return false }
                 state.mediaTransportID = nil
                 state.mediaClient = nil
@@ -245,7 +245,7 @@ public final class DeviceObserver: Sendable {
     private func reconnect(_ connection: CastConnection) async {
         let policy = options.reconnectPolicy
         var failures = 0
-        while policy.allowsAttempt(afterFailedAttempts: failures), !state.withLock({ $0.isStopped }) {
+        while policy.allowsAttempt(afterFailedAttempts: failures), !state.withLockedValue({ $0.isStopped }) {
             do {
                 try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
                 try await connection.reconnect()
@@ -254,7 +254,7 @@ public final class DeviceObserver: Sendable {
                     to: CastEndpoint.receiver,
                     payload: ["type": "GET_STATUS"]
                 )
-                state.withLock { state in
+                state.withLockedValue { state in
                     state.mediaTransportID = nil
                     state.mediaClient = nil
                 }
@@ -275,7 +275,7 @@ public final class DeviceObserver: Sendable {
     /// connection), reads its media status, and publishes.
     private func apply(_ status: DeviceStatus, on connection: CastConnection) async {
         let mediaTransport = status.runningApplication.flatMap { $0.playsMedia ? $0.transportID : nil }
-        let (previous, changed) = state.withLock { state -> (String?, Bool) in
+        let (previous, changed) = state.withLockedValue { state -> (String?, Bool) in
             state.deviceStatus = status
             let previous = state.mediaTransportID
             guard previous != mediaTransport else { return (nil, false) }
@@ -293,7 +293,7 @@ public final class DeviceObserver: Sendable {
             requestTimeout: options.requestTimeout,
             logger: logger
         )
-        state.withLock { state in
+        state.withLockedValue { state in
             if state.mediaTransportID == mediaTransport { state.mediaClient = client }
         }
         do {

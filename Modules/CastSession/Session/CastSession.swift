@@ -3,7 +3,7 @@ import CastLogging
 import CastMedia
 import CastTransport
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A session with a receiver app on one device (GCKCastSession): the connection, the app, its media client,
 /// custom channels and device controls.
@@ -34,7 +34,7 @@ public final class CastSession: Sendable {
     /// The media client, when the app serves the media namespace.
     public let remoteMediaClient: RemoteMediaClient?
     let connection: CastConnection
-    let state: Mutex<State>
+    let state: NIOLockedValueBox<State>
     let logger: Logger
     let sleep: @Sendable (Duration) async throws -> Void
     let emit: @Sendable (SessionEvent) -> Void
@@ -62,7 +62,7 @@ public final class CastSession: Sendable {
         logger[metadataKey: CastLogMetadataKey.sessionID] = "\(application.sessionID)"
         logger[metadataKey: CastLogMetadataKey.deviceID] = "\(device.id)"
         self.logger = logger
-        self.state = Mutex(State(device: device, application: application, deviceStatus: deviceStatus))
+        self.state = NIOLockedValueBox(State(device: device, application: application, deviceStatus: deviceStatus))
         let box = SessionBox()
         if application.playsMedia {
             remoteMediaClient = RemoteMediaClient(
@@ -84,15 +84,15 @@ public final class CastSession: Sendable {
     // MARK: - Identity
 
     /// The device the session runs on (it changes after a streaming transfer).
-    public var device: CastDevice { state.withLock { $0.device } }
+    public var device: CastDevice { state.withLockedValue { $0.device } }
     /// The running app.
-    public var application: ApplicationMetadata { state.withLock { $0.application } }
+    public var application: ApplicationMetadata { state.withLockedValue { $0.application } }
     /// The application session id.
     public var sessionID: String { application.sessionID }
     /// The app's transport id.
     public var transportID: String { application.transportID }
     /// Where the session is in its life.
-    public var connectionState: ConnectionState { state.withLock { $0.connectionState } }
+    public var connectionState: ConnectionState { state.withLockedValue { $0.connectionState } }
     /// A new stream of connection-state changes.
     public func connectionStateUpdates() -> AsyncStream<ConnectionState> { stateBroadcaster.makeStream() }
 
@@ -114,7 +114,7 @@ public final class CastSession: Sendable {
                 await self.handle(event)
             }
         }
-        state.withLock { $0.tasks += [messageTask, eventTask] }
+        state.withLockedValue { $0.tasks += [messageTask, eventTask] }
         connectChannels()
         remoteMediaClient?.requestStatus()
         persist()
@@ -125,7 +125,7 @@ public final class CastSession: Sendable {
         if message.namespace == CastNamespace.receiver, message.sourceID == CastEndpoint.receiver {
             guard let json = try? message.json(), json["type"]?.stringValue == "RECEIVER_STATUS" else { return }
             let status = DeviceStatus(json: json)
-            state.withLock { $0.deviceStatus = status }
+            state.withLockedValue { $0.deviceStatus = status }
             deviceStatusBroadcaster.yield(status)
             if status.application?.sessionID != sessionID, connectionState == .connected {
                 // Someone else stopped or replaced our app.
@@ -140,7 +140,7 @@ public final class CastSession: Sendable {
             if let json = try? message.json() { remoteMediaClient?.receive(json) }
             return
         }
-        let channel = state.withLock { $0.channels[message.namespace] }
+        let channel = state.withLockedValue { $0.channels[message.namespace] }
         channel?.deliver(message.payload)
     }
 
@@ -167,7 +167,7 @@ public final class CastSession: Sendable {
     // MARK: - Suspension and resumption
 
     private func suspend(reason: SuspendReason) async {
-        let proceed = state.withLock { state -> Bool in
+        let proceed = state.withLockedValue { state -> Bool in
             guard state.connectionState == .connected, !state.isEnding else { return false }
             state.connectionState = .suspended
             return true
@@ -182,7 +182,7 @@ public final class CastSession: Sendable {
         var failures = 0
         var lastError: (any Error)?
         while policy.allowsAttempt(afterFailedAttempts: failures) {
-            if state.withLock({ $0.isEnding }) { return }
+            if state.withLockedValue({ $0.isEnding }) { return }
             do {
                 try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
                 try await connection.reconnect()
@@ -216,7 +216,7 @@ public final class CastSession: Sendable {
     }
 
     private func resumed(status: DeviceStatus, transferredFrom: CastDevice? = nil) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Bool, Never>] in
             state.connectionState = .connected
             state.deviceStatus = status
             defer { state.resumeWaiters = [:] }
@@ -234,12 +234,12 @@ public final class CastSession: Sendable {
 
     /// Moves the session to another device that runs the same session (streaming transfer on resume).
     func transfer(to device: CastDevice) {
-        state.withLock { $0.device = device }
+        state.withLockedValue { $0.device = device }
     }
 
     /// Waits until the session is connected again; `false` if it ended instead, or at `deadline`.
     func waitUntilResumed(deadline: ContinuousClock.Instant) async -> Bool {
-        let id = state.withLock { state -> Int in
+        let id = state.withLockedValue { state -> Int in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID
         }
@@ -251,7 +251,7 @@ public final class CastSession: Sendable {
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let now: Bool? = state.withLock { state in
+                let now: Bool? = state.withLockedValue { state in
                     switch state.connectionState {
                     case .connected: return true
                     case .disconnected: return false
@@ -268,7 +268,7 @@ public final class CastSession: Sendable {
     }
 
     private func cancelWaiter(_ id: Int) {
-        let waiter = state.withLock { $0.resumeWaiters.removeValue(forKey: id) }
+        let waiter = state.withLockedValue { $0.resumeWaiters.removeValue(forKey: id) }
         waiter?.resume(returning: false)
     }
 
@@ -276,7 +276,7 @@ public final class CastSession: Sendable {
 
     /// Ends the session; used by ``SessionManager`` and when the app goes away.
     func finish(stopApplication: Bool = false, error: CastSessionError?) async {
-        let (proceed, tasks, waiters) = state.withLock {
+        let (proceed, tasks, waiters) = state.withLockedValue {
             state -> (Bool, [Task<Void, Never>], [CheckedContinuation<Bool, Never>]) in
             guard !state.isEnding else { return (false, [], []) }
             state.isEnding = true
@@ -293,7 +293,7 @@ public final class CastSession: Sendable {
                 timeout: options.requestTimeout
             )
         }
-        state.withLock { $0.connectionState = .disconnected }
+        state.withLockedValue { $0.connectionState = .disconnected }
         for waiter in waiters { waiter.resume(returning: false) }
         disconnectChannels()
         remoteMediaClient?.reset()
@@ -331,7 +331,7 @@ public final class CastSession: Sendable {
     // MARK: - Device controls
 
     /// The latest receiver status.
-    public var deviceStatus: DeviceStatus? { state.withLock { $0.deviceStatus } }
+    public var deviceStatus: DeviceStatus? { state.withLockedValue { $0.deviceStatus } }
 
     /// A new stream of receiver status updates (volume, mute, standby, input, running app).
     public func deviceStatusUpdates() -> AsyncStream<DeviceStatus> { deviceStatusBroadcaster.makeStream() }
@@ -368,7 +368,7 @@ public final class CastSession: Sendable {
     private func fetchDeviceStatusNow() async throws -> DeviceStatus {
         let reply = try await receiverRequest(["type": "GET_STATUS"])
         let status = DeviceStatus(json: reply)
-        state.withLock { $0.deviceStatus = status }
+        state.withLockedValue { $0.deviceStatus = status }
         deviceStatusBroadcaster.yield(status)
         return status
     }
@@ -407,7 +407,7 @@ public final class CastSession: Sendable {
             reply = try await receiverRequest(payload)
         }
         let status = try DeviceStatus(commandReply: reply)
-        state.withLock { $0.deviceStatus = status }
+        state.withLockedValue { $0.deviceStatus = status }
         deviceStatusBroadcaster.yield(status)
     }
 
@@ -433,7 +433,7 @@ public final class CastSession: Sendable {
     /// Registers a custom channel; it connects now if the session is connected and the app lists its namespace.
     /// A channel already registered for the namespace is replaced (and disconnected).
     public func add(_ channel: CastChannel) {
-        let replaced = state.withLock { state -> CastChannel? in
+        let replaced = state.withLockedValue { state -> CastChannel? in
             defer { state.channels[channel.namespace] = channel }
             return state.channels[channel.namespace]
         }
@@ -443,7 +443,7 @@ public final class CastSession: Sendable {
 
     /// Unregisters a channel and disconnects it.
     public func remove(_ channel: CastChannel) {
-        let removed = state.withLock { state -> Bool in
+        let removed = state.withLockedValue { state -> Bool in
             guard state.channels[channel.namespace] === channel else { return false }
             state.channels[channel.namespace] = nil
             return true
@@ -452,7 +452,7 @@ public final class CastSession: Sendable {
     }
 
     private func connectChannels() {
-        let (channels, app, connected) = state.withLock {
+        let (channels, app, connected) = state.withLockedValue {
             ($0.channels, $0.application, $0.connectionState == .connected)
         }
         guard connected else { return }
@@ -475,22 +475,22 @@ public final class CastSession: Sendable {
     }
 
     private func disconnectChannels() {
-        for channel in state.withLock({ Array($0.channels.values) }) { channel.disconnect() }
+        for channel in state.withLockedValue({ Array($0.channels.values) }) { channel.disconnect() }
     }
 }
 
 /// A weak reference to a session, filled in once the session exists.
 final class SessionBox: Sendable {
-    private let reference = Mutex<WeakSession>(WeakSession())
+    private let reference = NIOLockedValueBox<WeakSession>(WeakSession())
 
     private struct WeakSession: @unchecked Sendable {
-        // @unchecked: a weak reference to a Sendable class, only read and written under the Mutex.
+        // @unchecked: a weak reference to a Sendable class, only read and written under the lock.
         weak var session: CastSession?
     }
 
     var session: CastSession? {
-        get { reference.withLock { $0.session } }
-        set { reference.withLock { $0.session = newValue } }
+        get { reference.withLockedValue { $0.session } }
+        set { reference.withLockedValue { $0.session = newValue } }
     }
 }
 

@@ -2,9 +2,9 @@ import CastDiscovery
 import CastLogging
 import CastTransport
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// Starts, ends, resumes and tracks sessions (GCKSessionManager). At most one session at a time.
 public final class SessionManager: Sendable {
@@ -25,7 +25,7 @@ public final class SessionManager: Sendable {
     private let logger: Logger
     private let sleep: @Sendable (Duration) async throws -> Void
     private let store: SessionStore?
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
     private let eventBroadcaster = EventBroadcaster<SessionEvent>()
     private let castStateBroadcaster = EventBroadcaster<CastState>()
 
@@ -42,19 +42,21 @@ public final class SessionManager: Sendable {
         self.store =
             options.resumesSavedSessions
             ? SessionStore(directory: options.stateDirectory ?? SessionStore.defaultDirectory()) : nil
-        self.state = Mutex(State(castState: options.staticDevices.isEmpty ? .noDevicesAvailable : .notConnected))
+        self.state = NIOLockedValueBox(
+            State(castState: options.staticDevices.isEmpty ? .noDevicesAvailable : .notConnected)
+        )
     }
 
     // MARK: - Observing
 
     /// The running session, if any.
-    public var currentSession: CastSession? { state.withLock { $0.current } }
+    public var currentSession: CastSession? { state.withLockedValue { $0.current } }
 
     /// Whether a session is connected (not suspended).
     public var hasConnectedSession: Bool { currentSession?.connectionState == .connected }
 
     /// The cast state.
-    public var castState: CastState { state.withLock { $0.castState } }
+    public var castState: CastState { state.withLockedValue { $0.castState } }
 
     /// A new, independent stream of session events.
     public func events() -> AsyncStream<SessionEvent> { eventBroadcaster.makeStream() }
@@ -64,12 +66,12 @@ public final class SessionManager: Sendable {
 
     /// Registers a listener object (held weakly) that gets every event as a method call.
     public func addListener(_ listener: any SessionManagerListener) {
-        state.withLock { $0.listeners[ObjectIdentifier(listener)] = Listener(object: listener) }
+        state.withLockedValue { $0.listeners[ObjectIdentifier(listener)] = Listener(object: listener) }
     }
 
     /// Unregisters a listener.
     public func removeListener(_ listener: any SessionManagerListener) {
-        _ = state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(listener)) }
+        _ = state.withLockedValue { $0.listeners.removeValue(forKey: ObjectIdentifier(listener)) }
     }
 
     /// Tells the manager whether devices are known (discovery calls this), for ``castState``.
@@ -89,18 +91,18 @@ public final class SessionManager: Sendable {
         case .didStart, .didResume: updateCastState { _ in .connected }
         case .didSuspend: updateCastState { _ in .connecting }
         case .didEnd(let session, _):
-            state.withLock { state in if state.current === session { state.current = nil } }
+            state.withLockedValue { state in if state.current === session { state.current = nil } }
             updateCastState { _ in .notConnected }
         case .didFailToStart: updateCastState { _ in .notConnected }
         case .willEnd, .didFailToResume: break
         }
         eventBroadcaster.yield(event)
-        let listeners = state.withLock { $0.listeners.values.compactMap(\.object) }
+        let listeners = state.withLockedValue { $0.listeners.values.compactMap(\.object) }
         for listener in listeners { event.deliver(to: listener, from: self) }
     }
 
     private func updateCastState(_ change: (CastState) -> CastState) {
-        let changed = state.withLock { state -> CastState? in
+        let changed = state.withLockedValue { state -> CastState? in
             let new = change(state.castState)
             guard new != state.castState else { return nil }
             state.castState = new
@@ -141,7 +143,7 @@ public final class SessionManager: Sendable {
         emit(.willStart(device))
         do {
             let session = try await establishRidingThroughDrops(with: device, mode: mode)
-            state.withLock { state in
+            state.withLockedValue { state in
                 state.current = session
                 state.isStarting = false
             }
@@ -149,7 +151,7 @@ public final class SessionManager: Sendable {
             emit(.didStart(session))
             return session
         } catch {
-            state.withLock { $0.isStarting = false }
+            state.withLockedValue { $0.isStarting = false }
             let sessionError = Self.sessionError(error)
             emit(.didFailToStart(device, sessionError))
             throw sessionError
@@ -157,7 +159,7 @@ public final class SessionManager: Sendable {
     }
 
     private func claimStart() throws {
-        try state.withLock { state in
+        try state.withLockedValue { state in
             guard state.current == nil, !state.isStarting else {
                 throw CastSessionError(.sessionInProgress, "a session is already running or starting; end it first")
             }
@@ -450,7 +452,7 @@ public final class SessionManager: Sendable {
                     with: device,
                     mode: .resume(sessionID: entry.sessionID, applicationID: entry.applicationID)
                 )
-                state.withLock { state in
+                state.withLockedValue { state in
                     state.current = session
                     state.isStarting = false
                 }
@@ -466,7 +468,7 @@ public final class SessionManager: Sendable {
                 lastError = error
             }
         }
-        state.withLock { $0.isStarting = false }
+        state.withLockedValue { $0.isStarting = false }
         let error = lastError ?? CastSessionError(.sessionNotFound, "the saved session was not found")
         emit(.didFailToResume(nil, error))
         throw error

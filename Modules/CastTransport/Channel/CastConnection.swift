@@ -1,8 +1,8 @@
 import CastLogging
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// A request on the wire, waiting for its reply.
 public struct PendingReply: Sendable {
@@ -17,12 +17,12 @@ public struct PendingReply: Sendable {
         let arrived = ArrivedReply()
         self.arrived = arrived
         // Recorded on the event loop as the reply is read, so it is visible before any task resumes.
-        promise.futureResult.whenSuccess { message in arrived.message.withLock { $0 = message } }
+        promise.futureResult.whenSuccess { message in arrived.message.withLockedValue { $0 = message } }
     }
 
     /// The reply if it has already arrived, without waiting. Replies on one connection are read in order, so
     /// once a later request's reply was received, an earlier request's reply — if the peer sent one — is here.
-    public var arrivedReply: CastMessage? { arrived.message.withLock { $0 } }
+    public var arrivedReply: CastMessage? { arrived.message.withLockedValue { $0 } }
 
     /// Waits for the reply, the timeout or the connection's end.
     ///
@@ -40,7 +40,7 @@ public struct PendingReply: Sendable {
 
 /// The box a ``PendingReply`` keeps its arrived reply in.
 private final class ArrivedReply: Sendable {
-    let message = Mutex<CastMessage?>(nil)
+    let message = NIOLockedValueBox<CastMessage?>(nil)
 }
 
 /// What happens to a connection, as seen by the layers above it.
@@ -104,7 +104,7 @@ public final class CastConnection: Sendable {
     /// The settings this connection was made with.
     public let configuration: Configuration
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let tlsContext: TLSContext
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
@@ -172,7 +172,7 @@ public final class CastConnection: Sendable {
         guard !isServerSide else {
             throw CastTransportError(.notConnected, "a server-side connection cannot reconnect")
         }
-        let old = try state.withLock { state -> (any Channel)? in
+        let old = try state.withLockedValue { state -> (any Channel)? in
             guard !state.isClosed else {
                 throw CastTransportError(.connectionClosed, "the connection was closed for good; connect again")
             }
@@ -220,7 +220,7 @@ public final class CastConnection: Sendable {
             throw error as? CastTransportError
                 ?? CastTransportError(.tlsHandshakeFailed, "TLS failed", cause: error)
         }
-        let endpoints = state.withLock { state in
+        let endpoints = state.withLockedValue { state in
             state.channel = channel
             return state.endpoints
         }
@@ -270,7 +270,7 @@ public final class CastConnection: Sendable {
         if message.namespace == CastNamespace.connection,
             (try? message.json())?["type"]?.stringValue == "CLOSE"
         {
-            let removed = state.withLock { state -> Bool in
+            let removed = state.withLockedValue { state -> Bool in
                 guard let index = state.endpoints.firstIndex(of: message.sourceID) else { return false }
                 state.endpoints.remove(at: index)
                 return true
@@ -283,7 +283,7 @@ public final class CastConnection: Sendable {
     }
 
     private func handleClosed(channel: (any Channel)?, error: CastTransportError?) {
-        let (wasCurrent, closedByUs) = state.withLock { state -> (Bool, Bool) in
+        let (wasCurrent, closedByUs) = state.withLockedValue { state -> (Bool, Bool) in
             guard let current = state.channel, let channel, current === channel else { return (false, state.isClosed) }
             state.channel = nil
             return (true, state.isClosed)
@@ -317,7 +317,7 @@ public final class CastConnection: Sendable {
             isServerSide: true,
             logger: logger
         )
-        connection.state.withLock { $0.channel = channel }
+        connection.state.withLockedValue { $0.channel = channel }
         try connection.makePipeline().install(
             on: channel,
             handshakePromise: nil,
@@ -338,13 +338,13 @@ public final class CastConnection: Sendable {
     // MARK: - Sending
 
     /// Whether the transport is currently up.
-    public var isConnected: Bool { state.withLock { $0.channel?.isActive ?? false } }
+    public var isConnected: Bool { state.withLockedValue { $0.channel?.isActive ?? false } }
 
     /// The endpoints we hold virtual connections to, in the order they were opened.
-    public var virtualConnections: [String] { state.withLock { $0.endpoints } }
+    public var virtualConnections: [String] { state.withLockedValue { $0.endpoints } }
 
     private func currentChannel() throws -> any Channel {
-        guard let channel = state.withLock({ $0.channel }) else {
+        guard let channel = state.withLockedValue({ $0.channel }) else {
             throw CastTransportError(.notConnected, "not connected to \(host):\(port)")
         }
         return channel
@@ -421,7 +421,7 @@ public final class CastConnection: Sendable {
             throw CastTransportError(.invalidPayload, "a request payload must be a JSON object")
         }
         let channel = try currentChannel()
-        let requestID = state.withLock { state in
+        let requestID = state.withLockedValue { state in
             defer { state.nextRequestID = state.nextRequestID == Int(Int32.max) ? 1 : state.nextRequestID + 1 }
             return state.nextRequestID
         }
@@ -457,20 +457,20 @@ public final class CastConnection: Sendable {
     /// re-opened after ``reconnect()``. Opening one that is already open sends CONNECT again (harmless).
     public func openVirtualConnection(to endpoint: String) async throws {
         try await send(namespace: CastNamespace.connection, to: endpoint, payload: connectPayload)
-        state.withLock { state in
+        state.withLockedValue { state in
             if !state.endpoints.contains(endpoint) { state.endpoints.append(endpoint) }
         }
     }
 
     /// Closes the virtual connection to `endpoint` with CLOSE and forgets it.
     public func closeVirtualConnection(to endpoint: String) async throws {
-        state.withLock { $0.endpoints.removeAll { $0 == endpoint } }
+        state.withLockedValue { $0.endpoints.removeAll { $0 == endpoint } }
         try await send(namespace: CastNamespace.connection, to: endpoint, payload: ["type": "CLOSE", "reasonCode": 5])
     }
 
     /// Closes every virtual connection, then the transport (TLS close_notify), and ends all subscriptions.
     public func close() async {
-        let (channel, endpoints) = state.withLock { state in
+        let (channel, endpoints) = state.withLockedValue { state in
             state.isClosed = true
             return (state.channel, state.endpoints)
         }
@@ -497,20 +497,20 @@ public final class CastConnection: Sendable {
     /// Messages posted from one thread go out in the order posted. Nothing happens when the transport is down;
     /// use ``send(_:)`` to learn about failures. This suits broadcasting status to many connections.
     public func post(_ message: CastMessage) {
-        guard let channel = state.withLock({ $0.channel }) else { return }
+        guard let channel = state.withLockedValue({ $0.channel }) else { return }
         channel.writeAndFlush(RouterCommand.send(message), promise: nil)
     }
 
     /// Drops the transport without a TLS close_notify (the emulator's "close abruptly" fault).
     package func abort() {
-        guard let channel = state.withLock({ $0.channel }) else { return }
+        guard let channel = state.withLockedValue({ $0.channel }) else { return }
         channel.triggerUserOutboundEvent(AbortConnectionEvent(), promise: nil)
     }
 
     /// Splits every outgoing frame into TLS records of at most `size` bytes (`nil` stops splitting): the
     /// emulator's "frames split across writes" fault.
     package func setOutboundChunkSize(_ size: Int?, interval: Duration? = nil) {
-        guard let channel = state.withLock({ $0.channel }) else { return }
+        guard let channel = state.withLockedValue({ $0.channel }) else { return }
         let pace = interval.map { TimeAmount($0) }
         channel.eventLoop.execute {
             let operations = channel.pipeline.syncOperations

@@ -1,8 +1,8 @@
 import CastLogging
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// A TLS listener that speaks Cast v2: the receiver side of ``CastConnection``, used by the receiver emulator.
 ///
@@ -123,19 +123,19 @@ final class ConnectionRegistry: Sendable {
 
     private let limit: Int?
     private let logger: Logger
-    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    private let entries = NIOLockedValueBox<[ObjectIdentifier: Entry]>([:])
 
     init(limit: Int?, logger: Logger) {
         self.limit = limit
         self.logger = logger
     }
 
-    var count: Int { entries.withLock { $0.count } }
+    var count: Int { entries.withLockedValue { $0.count } }
 
     /// Registers `channel` (closing the longest-idle connection first when the server is full) and returns the
     /// handler that keeps its entry current.
     func admit(_ channel: any Channel) -> ActivityHandler {
-        let evicted = entries.withLock { entries -> (any Channel)? in
+        let evicted = entries.withLockedValue { entries -> (any Channel)? in
             var evicted: (any Channel)?
             if let limit, entries.count >= limit,
                 let idlest = entries.min(by: { $0.value.lastHeard < $1.value.lastHeard })
@@ -159,11 +159,11 @@ final class ConnectionRegistry: Sendable {
     }
 
     fileprivate func heard(_ channel: any Channel) {
-        entries.withLock { $0[ObjectIdentifier(channel)]?.lastHeard = .now() }
+        entries.withLockedValue { $0[ObjectIdentifier(channel)]?.lastHeard = .now() }
     }
 
     fileprivate func remove(_ channel: any Channel) {
-        _ = entries.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+        _ = entries.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(channel)) }
     }
 }
 

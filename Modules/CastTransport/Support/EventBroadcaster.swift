@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Fans one source of events out to any number of independent `AsyncStream` subscribers.
 ///
@@ -11,7 +11,7 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
         var isFinished = false
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     package init() {}
 
@@ -20,7 +20,7 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
-        let id: Int? = state.withLock { state in
+        let id: Int? = state.withLockedValue { state in
             guard !state.isFinished else { return nil }
             defer { state.nextID += 1 }
             state.continuations[state.nextID] = continuation
@@ -31,20 +31,20 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
+            _ = self?.state.withLockedValue { $0.continuations.removeValue(forKey: id) }
         }
         return stream
     }
 
     /// Delivers `element` to every current subscriber.
     package func yield(_ element: Element) {
-        let continuations = state.withLock { Array($0.continuations.values) }
+        let continuations = state.withLockedValue { Array($0.continuations.values) }
         for continuation in continuations { continuation.yield(element) }
     }
 
     /// Ends every subscription; later subscribers get a finished stream.
     package func finish() {
-        let continuations = state.withLock { state in
+        let continuations = state.withLockedValue { state in
             state.isFinished = true
             defer { state.continuations = [:] }
             return Array(state.continuations.values)
@@ -53,5 +53,5 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// The number of live subscriptions.
-    package var subscriberCount: Int { state.withLock { $0.continuations.count } }
+    package var subscriberCount: Int { state.withLockedValue { $0.continuations.count } }
 }

@@ -1,7 +1,7 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// A deliberately raw HTTP/1.1 client for tests: it sends exactly the bytes given (so malformed and hostile
 /// paths reach the server unchanged) and parses the one response that comes back.
@@ -57,7 +57,7 @@ private final class ResponseBytes: ChannelInboundHandler, Sendable {
 
     private let keepBody: Bool
     private let isHead: Bool
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init(keepBody: Bool, isHead: Bool) {
         self.keepBody = keepBody
@@ -66,14 +66,14 @@ private final class ResponseBytes: ChannelInboundHandler, Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
-        let counted = state.withLock { state -> Bool in
+        let counted = state.withLockedValue { state -> Bool in
             guard state.headDone, !keepBody else { return false }
             state.bodyCount += buffer.readableBytes
             return true
         }
         if counted { return }
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        state.withLock { state in
+        state.withLockedValue { state in
             if state.headDone {
                 state.bodyCount += bytes.count
                 state.body += bytes
@@ -91,7 +91,7 @@ private final class ResponseBytes: ChannelInboundHandler, Sendable {
     }
 
     func response() throws -> RawHTTPResponse {
-        try state.withLock { state in
+        try state.withLockedValue { state in
             let lines = String(decoding: state.head, as: UTF8.self).components(separatedBy: "\r\n")
             guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/1."),
                 let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "")
