@@ -251,6 +251,21 @@ let warmUp = Task { () -> (rssMiB: Double, descriptors: Int) in
     try? await Task.sleep(for: .seconds(Int64(max(10, minutes * 6))))  // 10 % of the run, at least 10 s
     return processFigures()
 }
+// Resident memory every tenth of the run, so a trend after warm-up shows (growth vs a plateau).
+let samples = Task { () -> [Double] in
+    var series: [Double] = []
+    let step = Duration.seconds(Int64(max(6, minutes * 6)))
+    while ContinuousClock.now + step <= end {
+        try? await Task.sleep(for: step)
+        let figures = processFigures()
+        series.append(figures.rssMiB)
+        let elapsed = Double((ContinuousClock.now - started).components.seconds) / 60
+        print(
+            "soak: \(String(format: "%.1f", elapsed)) min: RSS \(String(format: "%.1f", figures.rssMiB)) MiB, \(figures.descriptors) descriptors"
+        )
+    }
+    return series
+}
 await withTaskGroup(of: Void.self) { group in
     for (index, device) in emulator.devices.enumerated() {
         group.addTask { await runSession(device: device, index: index, until: end, tally: tally) }
@@ -258,6 +273,7 @@ await withTaskGroup(of: Void.self) { group in
     group.addTask { await injectFaults(emulator.devices, until: end, tally: tally) }
 }
 let warm = await warmUp.value
+let series = await samples.value
 // Give closed connections a moment to be reaped before counting descriptors.
 await emulator.stop()
 try? await Task.sleep(for: .seconds(2))
@@ -269,5 +285,11 @@ print("soak: outcomes \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key)=\($
 print(
     "soak: RSS after warm-up \(String(format: "%.1f", warm.rssMiB)) MiB, at the end \(String(format: "%.1f", final.rssMiB)) MiB (\(String(format: "%+.1f", (final.rssMiB - warm.rssMiB) / max(warm.rssMiB, 1) * 100)) %, \(String(format: "%.1f", warm.rssMiB * 1024 / Double(deviceCount))) KiB per session); descriptors after warm-up \(warm.descriptors), at the end \(final.descriptors) (devices stopped)"
 )
+if let last = series.last {
+    // The last sample is taken while sessions still run; the figure at the end is after the devices stopped.
+    print(
+        "soak: RSS while running: after warm-up \(String(format: "%.1f", warm.rssMiB)) MiB, last sample \(String(format: "%.1f", last)) MiB (\(String(format: "%+.1f", (last - warm.rssMiB) / max(warm.rssMiB, 1) * 100)) %), highest \(String(format: "%.1f", series.max() ?? last)) MiB"
+    )
+}
 print("soak: \(minutes) min, \(deviceCount) sessions, \(commands) commands, \(hung) hung")
 exit(hung == 0 ? 0 : 1)
