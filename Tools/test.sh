@@ -72,6 +72,21 @@ swift test --skip-build --no-parallel 2>&1 | tee "$log" | grep -E "✘|error:|re
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 count
 
+echo "== fuzzing: every libFuzzer target for ${CAST_FUZZ_SECONDS:=5} seconds (Tools/fuzz.sh; ASan build in .build-fuzz)"
+Tools/fuzz.sh --seconds "$CAST_FUZZ_SECONDS" > "$log" 2>&1 || status=1
+grep -E "CRASH|^    |^fuzz:" "$log"
+# Each target that ran without a crash is one passed check.
+fuzz_targets=$(grep -Eo "^fuzz: [0-9]+ targets" "$log" | grep -Eo "[0-9]+")
+fuzz_crashed=$(grep -c ": CRASH" "$log")
+if [ -z "$fuzz_targets" ] || [ "$fuzz_targets" = 0 ]; then
+    tail -5 "$log"
+    total_failed=$((total_failed + 1))
+    status=1
+else
+    total_passed=$((total_passed + fuzz_targets - fuzz_crashed))
+    total_failed=$((total_failed + fuzz_crashed))
+fi
+
 # --- discovery lab ---
 # CastDiscovery against real avahi-daemons in a hermetic lab (Tools/mdns-lab.sh: network namespaces with a private
 # D-Bus bus each; nothing is multicast on this machine's interfaces). The run above skipped the lab suites but
