@@ -382,11 +382,7 @@ enum MediaTypes {
     }
 
     /// The content type of a URL's extension (the media server's table), MP4 when it says nothing.
-    static func guess(_ url: String) -> String {
-        let path = url.split(separator: "?").first.map(String.init) ?? url
-        let ext = path.split(separator: ".").last.map(String.init) ?? ""
-        return MediaSniffer.mimeType(forExtension: ext) ?? "video/mp4"
-    }
+    static func guess(_ url: String) -> String { MediaSniffer.mimeType(forURL: url) ?? "video/mp4" }
 
     static func name(of url: String) -> String {
         let path = url.split(separator: "?").first.map(String.init) ?? url

@@ -97,6 +97,14 @@ public enum MediaSniffer {
         return extensionTypes[key]
     }
 
+    /// The content type of a URL by its path's extension (query and fragment ignored), or nil when unknown.
+    public static func mimeType(forURL url: String) -> String? {
+        let path = url.split(separator: "?").first.map(String.init) ?? url
+        let file = path.split(separator: "#").first?.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = file.lastIndex(of: ".") else { return nil }
+        return mimeType(forExtension: String(file[file.index(after: dot)...]))
+    }
+
     private static let extensionTypes: [String: String] = [
         "mp4": "video/mp4", "m4v": "video/mp4", "m4a": "audio/mp4", "m4b": "audio/mp4", "mov": "video/quicktime",
         "3gp": "video/mp4", "mkv": "video/x-matroska", "mka": "audio/x-matroska", "webm": "video/webm",
