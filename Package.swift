@@ -19,7 +19,9 @@ let package = Package(
         .library(name: "CastReceiver", targets: ["CastReceiver"]),
         .library(name: "CastStyleConfig", targets: ["CastStyleConfig"]),
         .library(name: "CastMediaServer", targets: ["CastMediaServer"]),
+        .library(name: "CastService", targets: ["CastService"]),
         .executable(name: "cast", targets: ["cast"]),
+        .executable(name: "castd", targets: ["castd"]),
         .executable(name: "cast-receiver", targets: ["cast-receiver"]),
     ],
     dependencies: [
@@ -29,6 +31,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", exact: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // MARK: - C shims (system libraries; C types never leave the module that wraps them)
@@ -173,6 +180,30 @@ let package = Package(
             path: "Modules/CastReceiver"
         ),
 
+        .target(
+            name: "CastService",
+            dependencies: [
+                "CastDiscovery",
+                "CastLogging",
+                "CastMedia",
+                "CastMediaServer",
+                "CastSession",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            path: "Modules/CastService",
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"]
+        ),
+
         // MARK: - Apps
 
         .executableTarget(
@@ -191,6 +222,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Apps/cast"
+        ),
+        .executableTarget(
+            name: "castd",
+            dependencies: [
+                "CastDiscovery",
+                "CastLogging",
+                "CastService",
+                "CastSession",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Apps/castd"
         ),
         .executableTarget(
             name: "cast-receiver",
@@ -324,6 +367,21 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/CastMediaServerTests"
+        ),
+        .testTarget(
+            name: "CastServiceTests",
+            dependencies: [
+                "CastDiscovery",
+                "CastReceiver",
+                "CastService",
+                "CastSession",
+                "CastTransport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/CastServiceTests"
         ),
         .testTarget(
             name: "CastReceiverTests",

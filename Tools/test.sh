@@ -47,6 +47,16 @@ else
     status=1
 fi
 
+echo "== generated OpenAPI code is fresh (swift-openapi-generator, Modules/CastService/openapi.yaml)"
+if Tools/generate-openapi.sh --check > "$log" 2>&1; then
+    tail -1 "$log"
+    total_passed=$((total_passed + 1))
+else
+    tail -20 "$log"
+    total_failed=$((total_failed + 1))
+    status=1
+fi
+
 echo "== swift build"
 swift build --build-tests 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\]"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; echo "total: 0 passed, 1 failed"; exit 1; }

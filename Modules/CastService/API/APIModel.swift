@@ -1,0 +1,158 @@
+import CastDiscovery
+import CastMedia
+import CastMediaServer
+import CastSession
+import CastTransport
+import Foundation
+
+/// Conversions between the library's values and the API's schemas (`openapi.yaml`).
+enum APIModel {
+    static let unsupportedBody = CastServiceError(
+        .invalidRequest,
+        "the body must be application/json",
+        httpStatus: 400,
+        field: "body"
+    )
+
+    static func device(_ device: CastDevice, activity: DeviceActivity?) -> Components.Schemas.Device {
+        Components.Schemas.Device(
+            id: device.id,
+            name: device.friendlyName,
+            model: device.modelName,
+            host: device.host,
+            port: device.port,
+            isGroup: device.isGroup,
+            status: activity.map(status)
+        )
+    }
+
+    static func state(_ activity: DeviceActivity) -> Components.Schemas.DeviceState {
+        Components.Schemas.DeviceState(device: device(activity.device, activity: nil), status: status(activity))
+    }
+
+    static func status(_ activity: DeviceActivity) -> Components.Schemas.DeviceStatus {
+        Components.Schemas.DeviceStatus(
+            volume: activity.deviceStatus.volumeLevel,
+            muted: activity.deviceStatus.isMuted,
+            app: activity.application.map {
+                Components.Schemas.AppStatus(
+                    id: $0.applicationID,
+                    name: $0.displayName,
+                    sessionId: $0.sessionID,
+                    statusText: $0.statusText
+                )
+            },
+            media: activity.application == nil ? nil : activity.mediaStatus.map(media)
+        )
+    }
+
+    static func media(_ status: MediaStatus) -> Components.Schemas.MediaState {
+        Components.Schemas.MediaState(
+            mediaSessionId: status.mediaSessionID,
+            playerState: Components.Schemas.MediaState.PlayerStatePayload(rawValue: status.shownPlayerState.rawValue)
+                ?? .idle,
+            idleReason: status.idleReason?.rawValue,
+            position: (status.currentTime * 10).rounded() / 10,
+            duration: status.media?.duration,
+            playbackRate: status.playbackRate,
+            live: status.isLiveStream,
+            title: status.media?.metadata?.displayTitle,
+            subtitle: status.media?.metadata?.displaySubtitle,
+            contentId: status.media?.contentID,
+            volume: status.volumeLevel,
+            muted: status.isMuted,
+            activeTrackIds: status.activeTrackIDs,
+            currentItemId: status.currentItemID
+        )
+    }
+
+    /// The media a load request names; only http(s) URLs (local files come with the media folders).
+    static func media(for request: Components.Schemas.LoadRequest) throws(CastServiceError) -> MediaInformation {
+        let url = request.url
+        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
+            throw CastServiceError(.invalidRequest, "url must be an http or https URL", httpStatus: 400, field: "url")
+        }
+        var media = MediaInformation(
+            contentID: url,
+            contentType: request.contentType ?? MediaSniffer.mimeType(forURL: url) ?? "video/mp4"
+        )
+        let name = url.split(separator: "?").first?.split(separator: "/").last.map(String.init) ?? url
+        media.metadata = .generic(title: request.title ?? name)
+        return media
+    }
+
+    static func command(
+        _ name: Components.Schemas.MediaCommand,
+        position: Double? = nil,
+        relative: Bool? = nil,
+        rate: Double? = nil
+    ) throws(CastServiceError) -> MediaCommand {
+        switch name {
+        case .play: return .play
+        case .pause: return .pause
+        case .stop: return .stop
+        case .next: return .next
+        case .previous: return .previous
+        case .skipAd: return .skipAd
+        case .seek:
+            guard let position, position.isFinite else {
+                throw CastServiceError(.invalidRequest, "seek needs a position", httpStatus: 400, field: "position")
+            }
+            let relative = relative ?? false
+            guard relative || position >= 0 else {
+                throw CastServiceError(
+                    .invalidRequest,
+                    "position must be 0 or more",
+                    httpStatus: 400,
+                    field: "position"
+                )
+            }
+            return .seek(position: position, relative: relative)
+        case .rate:
+            guard let rate, rate.isFinite, rate > 0 else {
+                throw CastServiceError(.invalidRequest, "rate needs a rate above 0", httpStatus: 400, field: "rate")
+            }
+            return .rate(rate)
+        }
+    }
+
+    static func problem(_ error: CastServiceError) -> Components.Responses.Problem {
+        .init(body: .applicationProblemJson(problemDocument(error)))
+    }
+
+    /// The RFC 9457 document for `error`; `type` names the code's documentation.
+    static func problemDocument(_ error: CastServiceError) -> Components.Schemas.Problem {
+        Components.Schemas.Problem(
+            _type: "urn:castd:problem:\(error.code)",
+            title: error.code.description,
+            status: error.httpStatus,
+            detail: error.message,
+            code: error.code.description,
+            field: error.field
+        )
+    }
+
+    /// One event in `text/event-stream` framing: `id`, `event` and one `data` line of JSON.
+    static func serverSentEvent(_ event: ServiceEvent) -> String {
+        var payload: JSONValue = ["device": .string(event.device.id)]
+        switch event.change {
+        case .deviceAdded(let device), .deviceUpdated(let device), .deviceRemoved(let device):
+            payload["name"] = .string(device.friendlyName)
+            payload["host"] = .string(device.host)
+            payload["port"] = .number(Double(device.port))
+        case .status(let activity):
+            payload["status"] = json(status(activity))
+        }
+        return "id: \(event.id)\nevent: \(event.name)\ndata: \(payload.jsonString)\n\n"
+    }
+
+    /// A schema value as JSON, through its Codable form (the same keys the HTTP responses use).
+    static func json(_ value: some Encodable) -> JSONValue {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        guard let data = try? encoder.encode(value),
+            let parsed = try? JSONValue(parsing: String(decoding: data, as: UTF8.self))
+        else { return .null }
+        return parsed
+    }
+}

@@ -1,0 +1,75 @@
+import CastMedia
+import CastSession
+import CastTransport
+
+/// The one error type CastService throws, and what every other module's error becomes at the service's edge:
+/// a code (the failing module's own code, so `timedOut` stays `timedOut`), a message, and the HTTP status it is
+/// answered with.
+public struct CastServiceError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// No device has the id asked for.
+        public static let deviceNotFound = Code("deviceNotFound")
+        /// The request is malformed; ``CastServiceError/field`` names the offending field.
+        public static let invalidRequest = Code("invalidRequest")
+        /// The command does not apply to what the device does now (no media to pause, …).
+        public static let conflict = Code("conflict")
+        /// An error of another module, under its own code name.
+        public static func module(_ code: some CustomStringConvertible) -> Code { Code(code.description) }
+
+        public var description: String { name }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A human-readable explanation.
+    public var message: String
+    /// The HTTP status this error is answered with (RFC 9457 `status`).
+    public var httpStatus: Int
+    /// The request field that was invalid, for ``Code/invalidRequest``.
+    public var field: String?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, httpStatus: Int, field: String? = nil) {
+        self.code = code
+        self.message = message
+        self.httpStatus = httpStatus
+        self.field = field
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    /// `error` as the service answers it: unreachable devices are 502, receivers that do not answer in time 504,
+    /// commands that do not fit the device's state 409, bad arguments 400.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as CastServiceError:
+            self = error
+        case let error as CastSessionError:
+            let status: Int
+            switch error.code {
+            case .timedOut: status = 504
+            case .invalidArgument, .invalidNamespace: status = 400
+            case .noApplicationRunning, .sessionInProgress: status = 409
+            default: status = 502
+            }
+            self.init(.module(error.code), error.message, httpStatus: status)
+        case let error as CastMediaError:
+            let status: Int
+            switch error.code {
+            case .timedOut: status = 504
+            case .invalidRequest: status = 400
+            case .noMediaSession, .notSupported, .invalidPlayerState: status = 409
+            default: status = 502
+            }
+            self.init(.module(error.code), error.message, httpStatus: status)
+        case let error as CastTransportError:
+            self.init(.module(error.code), error.message, httpStatus: error.code == .requestTimedOut ? 504 : 502)
+        default:
+            self.init(.module("internalError"), "\(error)", httpStatus: 500)
+        }
+    }
+}

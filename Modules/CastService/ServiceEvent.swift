@@ -1,0 +1,123 @@
+import CastDiscovery
+import CastSession
+import NIOConcurrencyHelpers
+
+/// One change the service saw, numbered: the unit of `GET /v1/events` and of MQTT state updates.
+public struct ServiceEvent: Sendable {
+    /// What changed.
+    public enum Change: Sendable {
+        case deviceAdded(CastDevice)
+        case deviceUpdated(CastDevice)
+        case deviceRemoved(CastDevice)
+        /// A followed device's receiver or media status changed.
+        case status(DeviceActivity)
+    }
+
+    /// Increases by one per event, from 1; a subscriber passes the last one it saw to catch up.
+    public var id: Int
+    /// What changed.
+    public var change: Change
+
+    /// The event's name on the stream (`device-added`, `device-updated`, `device-removed`, `status`).
+    public var name: String {
+        switch change {
+        case .deviceAdded: "device-added"
+        case .deviceUpdated: "device-updated"
+        case .deviceRemoved: "device-removed"
+        case .status: "status"
+        }
+    }
+
+    /// The device the event is about.
+    public var device: CastDevice {
+        switch change {
+        case .deviceAdded(let device), .deviceUpdated(let device), .deviceRemoved(let device): device
+        case .status(let activity): activity.device
+        }
+    }
+}
+
+/// The numbered events of the last `window` changes, and their subscribers.
+///
+/// A subscriber that falls `subscriberBuffer` events behind is ended instead of buffered without bound; it
+/// reconnects with its last id and catches up from the window.
+final class EventLog: Sendable {
+    private struct Subscriber {
+        var continuation: AsyncStream<ServiceEvent>.Continuation
+    }
+
+    private struct State {
+        var nextID = 1
+        var recent: [ServiceEvent] = []
+        var subscribers: [Int: Subscriber] = [:]
+        var nextSubscriber = 0
+        var isFinished = false
+    }
+
+    private let window: Int
+    private let subscriberBuffer: Int
+    private let state = NIOLockedValueBox(State())
+
+    init(window: Int, subscriberBuffer: Int) {
+        self.window = max(1, window)
+        self.subscriberBuffer = max(1, subscriberBuffer)
+    }
+
+    /// The id the next event gets.
+    var nextID: Int { state.withLockedValue { $0.nextID } }
+
+    func append(_ change: ServiceEvent.Change) {
+        let behind = state.withLockedValue { state -> [Subscriber] in
+            guard !state.isFinished else { return [] }
+            let event = ServiceEvent(id: state.nextID, change: change)
+            state.nextID += 1
+            state.recent.append(event)
+            if state.recent.count > window { state.recent.removeFirst(state.recent.count - window) }
+            var behind: [Subscriber] = []
+            for (key, subscriber) in state.subscribers {
+                if case .dropped = subscriber.continuation.yield(event) {
+                    behind.append(subscriber)
+                    state.subscribers[key] = nil
+                }
+            }
+            return behind
+        }
+        // Too far behind: end their streams rather than buffer more (outside the lock: finishing runs
+        // onTermination); they reconnect with Last-Event-ID and catch up from the window.
+        for subscriber in behind { subscriber.continuation.finish() }
+    }
+
+    /// The kept events after `lastID`, then every new one; without `lastID`, new ones only.
+    func subscribe(after lastID: Int?) -> AsyncStream<ServiceEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ServiceEvent.self,
+            bufferingPolicy: .bufferingOldest(subscriberBuffer + window)
+        )
+        state.withLockedValue { state in
+            guard !state.isFinished else {
+                continuation.finish()
+                return
+            }
+            if let lastID {
+                for event in state.recent where event.id > lastID { continuation.yield(event) }
+            }
+            let key = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.subscribers[key] = Subscriber(continuation: continuation)
+            continuation.onTermination = { [weak self] _ in
+                self?.state.withLockedValue { _ = $0.subscribers.removeValue(forKey: key) }
+            }
+        }
+        return stream
+    }
+
+    /// Ends every subscriber's stream.
+    func finish() {
+        let subscribers = state.withLockedValue { state in
+            state.isFinished = true
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.continuation.finish() }
+    }
+}

@@ -1,0 +1,206 @@
+import CastDiscovery
+import CastReceiver
+import CastService
+import CastSession
+import CastTransport
+import Foundation
+import Testing
+
+@Suite("castd's HTTP API against emulated devices")
+struct ServiceAPITests {
+    @Test func devicesAreListedSortedByNameWithTheirIDs() async throws {
+        try await withHub(devices: 2) { hub, emulator in
+            try await withServer(hub) { port in
+                let reply = try await TestHTTP.send(port: port, "GET", "/v1/devices")
+                #expect(reply.status == 200)
+                let devices = try #require(reply.json?["devices"]?.arrayValue)
+                #expect(devices.compactMap { $0["name"]?.stringValue } == ["Room 1", "Room 2"])
+                #expect(devices.compactMap { $0["id"]?.stringValue } == hub.devices.map(\.device.id))
+                #expect(devices.first?["port"]?.intValue == emulator.devices[0].port)
+            }
+        }
+    }
+
+    @Test func loadThenPauseAnswersWithTheReceiversState() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let loaded = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"http://media.example/films/big-buck-bunny.mp4","title":"Bunny"}"#
+                )
+                #expect(loaded.status == 200, "\(loaded.body)")
+                #expect(loaded.json?["status"]?["app"]?["id"]?.stringValue == "CC1AD845")
+                #expect(loaded.json?["status"]?["media"]?["playerState"]?.stringValue == "PLAYING")
+                #expect(loaded.json?["status"]?["media"]?["title"]?.stringValue == "Bunny")
+                #expect(
+                    loaded.json?["status"]?["media"]?["contentId"]?.stringValue
+                        == "http://media.example/films/big-buck-bunny.mp4"
+                )
+
+                let paused = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/pause")
+                #expect(paused.status == 200, "\(paused.body)")
+                #expect(paused.json?["status"]?["media"]?["playerState"]?.stringValue == "PAUSED")
+
+                let sought = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/seek?position=120")
+                #expect(sought.status == 200, "\(sought.body)")
+                #expect(sought.json?["status"]?["media"]?["position"]?.doubleValue == 120)
+
+                let read = try await TestHTTP.send(port: port, "GET", "/v1/devices/\(id)")
+                #expect(read.status == 200)
+                #expect(read.json?["device"]?["name"]?.stringValue == "Room")
+            }
+        }
+    }
+
+    @Test func volumeAndStoppingTheApp() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let volume = try await TestHTTP.send(
+                    port: port,
+                    "PUT",
+                    "/v1/devices/\(id)/volume",
+                    json: #"{"level":0.25,"muted":true}"#
+                )
+                #expect(volume.status == 200, "\(volume.body)")
+                #expect(volume.json?["status"]?["volume"]?.doubleValue == 0.25)
+                #expect(volume.json?["status"]?["muted"]?.boolValue == true)
+
+                _ = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"https://media.example/a.mp3"}"#
+                )
+                let stopped = try await TestHTTP.send(port: port, "DELETE", "/v1/devices/\(id)/app")
+                #expect(stopped.status == 200, "\(stopped.body)")
+                #expect(stopped.json?["status"]?["app"] == nil || stopped.json?["status"]?["app"] == .null)
+            }
+        }
+    }
+
+    @Test func anUnknownDeviceIsAProblemWithItsCode() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let reply = try await TestHTTP.send(port: port, "POST", "/v1/devices/nope/media/play")
+                #expect(reply.status == 404)
+                #expect(reply.header("Content-Type")?.hasPrefix("application/problem+json") == true)
+                #expect(reply.json?["code"]?.stringValue == "deviceNotFound")
+                #expect(reply.json?["status"]?.intValue == 404)
+                #expect(reply.json?["detail"]?.stringValue?.contains("nope") == true)
+            }
+        }
+    }
+
+    @Test func badRequestsNameTheField() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let level = try await TestHTTP.send(
+                    port: port,
+                    "PUT",
+                    "/v1/devices/\(id)/volume",
+                    json: #"{"level":7}"#
+                )
+                #expect(level.status == 400)
+                #expect(level.json?["field"]?.stringValue == "level")
+
+                let url = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"file:///etc/passwd"}"#
+                )
+                #expect(url.status == 400)
+                #expect(url.json?["field"]?.stringValue == "url")
+
+                let seek = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/seek")
+                #expect(seek.status == 400)
+                #expect(seek.json?["field"]?.stringValue == "position")
+
+                let command = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/dance")
+                #expect(command.status == 400)
+                #expect(command.header("Content-Type") == "application/problem+json")
+
+                // Not JSON at all, or without its required field: refused before the handler, as problems.
+                let garbage = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media", json: "{url")
+                #expect(garbage.status == 400)
+                #expect(garbage.json?["code"]?.stringValue == "invalidRequest")
+                let missing = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media", json: "{}")
+                #expect(missing.status == 400)
+                #expect(missing.json?["field"]?.stringValue == "url")
+            }
+        }
+    }
+
+    @Test func pausingAnIdleDeviceIsAConflict() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let reply = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(hub.devices[0].device.id)/media/pause"
+                )
+                #expect(reply.status == 409, "\(reply.body)")
+                #expect(reply.json?["code"]?.stringValue == "noApplicationRunning")
+            }
+        }
+    }
+
+    @Test func theEventStreamCarriesStatusChangesWithIDs() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let stream = Task {
+                    try await TestHTTP.events(port: port) { text in text.contains("\"playerState\":\"PAUSED\"") }
+                }
+                // The first status event shows the subscription is live (the device is followed).
+                _ = try await TestHTTP.send(port: port, "GET", "/v1/devices/\(id)")
+                _ = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"http://media.example/a.mp4","autoplay":false}"#
+                )
+                let text = try await stream.value
+                #expect(
+                    text.contains("Content-Type: text/event-stream") || text.contains("content-type: text/event-stream")
+                )
+                #expect(text.contains("retry: 2000"))
+                #expect(text.contains("event: status"))
+                #expect(text.contains("\"device\":\"\(id)\""))
+                let ids = text.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("id: ") }.compactMap {
+                    Int($0.dropFirst(4))
+                }
+                #expect(!ids.isEmpty, "\(text)")
+                #expect(ids == ids.sorted())
+            }
+        }
+    }
+
+    @Test func aReconnectingClientCatchesUpFromLastEventID() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                var events = hub.events().makeAsyncIterator()
+                _ = try await hub.setVolume(of: id, level: 0.5, muted: nil)
+                _ = try await hub.setVolume(of: id, level: 0.4, muted: nil)
+                var seen: [Int] = []
+                while let event = await events.next() {
+                    seen.append(event.id)
+                    if case .status(let activity) = event.change, activity.deviceStatus.volumeLevel == 0.4 { break }
+                }
+                let first = try #require(seen.first)
+                let last = try #require(seen.last)
+                let replay = try await TestHTTP.events(port: port, lastEventID: first) { text in
+                    text.contains("id: \(last)\n")
+                }
+                for later in seen.dropFirst() { #expect(replay.contains("id: \(later)\n")) }
+                #expect(!replay.contains("id: \(first)\n"))
+            }
+        }
+    }
+}
