@@ -1,3 +1,4 @@
+import CastLogging
 import Hummingbird
 import Logging
 import NIOCore
@@ -58,8 +59,8 @@ public struct CastServiceServer: Sendable {
     public let address: ListenAddress
     private let logger: Logger
 
-    /// Creates a server; nothing runs before ``run(onListening:)``.
-    public init(hub: DeviceHub, address: ListenAddress = ListenAddress(), logger: Logger = Logger(label: "castd")) {
+    /// Creates a server; nothing runs before ``run(signals:onListening:)``. The logger is silent by default.
+    public init(hub: DeviceHub, address: ListenAddress = ListenAddress(), logger: Logger = .castDisabled) {
         self.hub = hub
         self.address = address
         self.logger = logger
