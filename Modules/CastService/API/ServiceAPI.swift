@@ -19,11 +19,7 @@ struct ServiceAPI: APIProtocol {
         do {
             return .ok(.init(body: .json(APIModel.state(try await hub.activity(of: input.path.deviceId)))))
         } catch {
-            switch error.httpStatus {
-            case 404: return .notFound(APIModel.problem(error))
-            case 504: return .gatewayTimeout(APIModel.problem(error))
-            default: return .badGateway(APIModel.problem(error))
-            }
+            return .answering(error)
         }
     }
 
@@ -36,13 +32,7 @@ struct ServiceAPI: APIProtocol {
             let activity = try await hub.setVolume(of: input.path.deviceId, level: change.level, muted: change.muted)
             return .ok(.init(body: .json(APIModel.state(activity))))
         } catch {
-            let error = CastServiceError(error)
-            switch error.httpStatus {
-            case 400: return .badRequest(APIModel.problem(error))
-            case 404: return .notFound(APIModel.problem(error))
-            case 504: return .gatewayTimeout(APIModel.problem(error))
-            default: return .badGateway(APIModel.problem(error))
-            }
+            return .answering(error)
         }
     }
 
@@ -50,11 +40,7 @@ struct ServiceAPI: APIProtocol {
         do {
             return .ok(.init(body: .json(APIModel.state(try await hub.stopApplication(on: input.path.deviceId)))))
         } catch {
-            switch error.httpStatus {
-            case 404: return .notFound(APIModel.problem(error))
-            case 504: return .gatewayTimeout(APIModel.problem(error))
-            default: return .badGateway(APIModel.problem(error))
-            }
+            return .answering(error)
         }
     }
 
@@ -78,13 +64,7 @@ struct ServiceAPI: APIProtocol {
             )
             return .ok(.init(body: .json(APIModel.state(activity))))
         } catch {
-            let error = CastServiceError(error)
-            switch error.httpStatus {
-            case 400: return .badRequest(APIModel.problem(error))
-            case 404: return .notFound(APIModel.problem(error))
-            case 504: return .gatewayTimeout(APIModel.problem(error))
-            default: return .badGateway(APIModel.problem(error))
-            }
+            return .answering(error)
         }
     }
 
@@ -100,14 +80,7 @@ struct ServiceAPI: APIProtocol {
             let activity = try await hub.control(command, on: input.path.deviceId)
             return .ok(.init(body: .json(APIModel.state(activity))))
         } catch {
-            let error = CastServiceError(error)
-            switch error.httpStatus {
-            case 400: return .badRequest(APIModel.problem(error))
-            case 404: return .notFound(APIModel.problem(error))
-            case 409: return .conflict(APIModel.problem(error))
-            case 504: return .gatewayTimeout(APIModel.problem(error))
-            default: return .badGateway(APIModel.problem(error))
-            }
+            return .answering(error)
         }
     }
 
