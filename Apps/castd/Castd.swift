@@ -39,7 +39,7 @@ struct Castd: AsyncParsableCommand {
             CastLogHandler(label: label, filter: filter, sink: StandardErrorLogSink.write)
         }
         var options = DeviceHub.Options()
-        options.cast.stateDirectory = stateDirectory ?? DeviceHub.defaultStateDirectory()
+        options.cast.stateDirectory = stateDirectory ?? CastOptions.defaultStateDirectory(for: "castd")
         let hub = DeviceHub(
             options: options,
             discovery: DiscoveryManager(configuration: configuration, logger: logger),

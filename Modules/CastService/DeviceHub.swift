@@ -8,10 +8,6 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Every device one service knows, what each does, and commands for them: the logic behind `castd`, usable
 /// without HTTP.
 ///
@@ -77,12 +73,6 @@ public final class DeviceHub: Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.log = EventLog(window: options.eventWindow, subscriberBuffer: options.subscriberBuffer)
-    }
-
-    /// Where castd keeps its devices' saved sessions: `$XDG_STATE_HOME/castd`, else `~/.local/state/castd`.
-    public static func defaultStateDirectory() -> String {
-        if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), !state.isEmpty { return state + "/castd" }
-        return (getenv("HOME").map { String(cString: $0) } ?? "/tmp") + "/.local/state/castd"
     }
 
     // MARK: - Lifecycle
@@ -158,12 +148,12 @@ public final class DeviceHub: Sendable {
             throw CastServiceError(.invalidRequest, "level must be between 0 and 1", httpStatus: 400, field: "level")
         }
         let link = try link(for: id)
-        _ = try await follow(link)
+        let observed = try await follow(link)
         do {
             if let level { try await link.observer.setVolume(level) }
             if let muted { try await link.observer.setMuted(muted) }
         } catch { throw CastServiceError(error) }
-        return try await activity(of: id)
+        return link.observer.activity ?? observed
     }
 
     /// Loads `media` in the receiver app of ``Options/cast`` (launched, or joined when it already runs).

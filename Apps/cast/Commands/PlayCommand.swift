@@ -392,10 +392,7 @@ enum MediaTypes {
 
 /// Where the CLI keeps state (`$XDG_STATE_HOME/cast`).
 enum StatePaths {
-    static var directory: String {
-        if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), !state.isEmpty { return state + "/cast" }
-        return (getenv("HOME").map { String(cString: $0) } ?? "/tmp") + "/.local/state/cast"
-    }
+    static var directory: String { CastOptions.defaultStateDirectory() }
 }
 
 #if canImport(Glibc)

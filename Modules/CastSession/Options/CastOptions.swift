@@ -3,6 +3,12 @@ import CastTransport
 import Logging
 import NIOCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Everything a ``CastContext`` needs to know (GCKCastOptions). Every value has a documented default; start
 /// from `CastOptions()` and change what you need.
 public struct CastOptions: Sendable {
@@ -40,6 +46,16 @@ public struct CastOptions: Sendable {
     /// Where session state is stored; `nil` (the default) means `$XDG_STATE_HOME/cast`, else
     /// `~/.local/state/cast`.
     public var stateDirectory: String?
+
+    /// The XDG state folder of `application`: `$XDG_STATE_HOME/<application>`, else
+    /// `~/.local/state/<application>`. `cast` (the default) is where ``stateDirectory`` `nil` points.
+    public static func defaultStateDirectory(for application: String = "cast") -> String {
+        if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), !state.isEmpty {
+            return state + "/" + application
+        }
+        let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
+        return home + "/.local/state/" + application
+    }
 
     /// Options for `receiverApplicationID` (the Default Media Receiver by default).
     public init(receiverApplicationID: String = CastOptions.defaultMediaReceiverApplicationID) {

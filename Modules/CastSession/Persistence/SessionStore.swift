@@ -83,13 +83,7 @@ struct SessionStore: Sendable {
     let directory: String
 
     /// `$XDG_STATE_HOME/cast`, or `~/.local/state/cast`.
-    static func defaultDirectory() -> String {
-        if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), !state.isEmpty {
-            return state + "/cast"
-        }
-        let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
-        return home + "/.local/state/cast"
-    }
+    static func defaultDirectory() -> String { CastOptions.defaultStateDirectory() }
 
     var sessionsDirectory: String { directory + "/sessions" }
     /// Where version 1 kept its single session; read (as the oldest entry) and removed when cleared.
