@@ -25,8 +25,10 @@ func withHub<Result: Sendable>(
         var discovery = DiscoveryManager.Configuration()
         discovery.browsesMulticastDNS = false
         discovery.staticDevices = emulator.devices.map { CastDevice.staticDevice(host: "127.0.0.1", port: $0.port) }
+        let stateDirectory = temporaryStateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
         var options = DeviceHub.Options()
-        options.cast.stateDirectory = temporaryStateDirectory()
+        options.cast.stateDirectory = stateDirectory
         options.cast.heartbeat.pingInterval = nil
         options.cast.requestTimeout = .seconds(60)
         let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
@@ -48,7 +50,7 @@ func withHub<Result: Sendable>(
     }
 }
 
-/// A temporary directory for saved sessions, unique per test (removed with the test process's folder).
+/// A temporary directory for saved sessions, unique per test; ``withHub(devices:_:)`` removes it afterwards.
 func temporaryStateDirectory() -> String {
     var template = Array("/tmp/castd-tests-XXXXXX".utf8CString)
     let path = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
