@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates Modules/CastService/Generated/*.swift (types and server stubs) from Modules/CastService/openapi.yaml with
-# swift-openapi-generator (built once from the mirrored package, at the version of swift-openapi-runtime's
-# generation, into .build-openapi). The output is committed so ordinary builds need no generator; `--check`
+# swift-openapi-generator (pinned at the version below, built once from the mirrored package
+# into .build-openapi). The output is committed so ordinary builds need no generator; `--check`
 # (run by Tools/test.sh) regenerates into a temporary folder and fails on any difference.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
