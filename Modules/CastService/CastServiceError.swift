@@ -17,6 +17,18 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
         public static let invalidRequest = Code("invalidRequest")
         /// The command does not apply to what the device does now (no media to pause, …).
         public static let conflict = Code("conflict")
+        /// The service's own settings are wrong (a non-loopback address without tokens, a bad token hash, …).
+        public static let invalidConfiguration = Code("invalidConfiguration")
+        /// The request carries no bearer token, or one the service does not know (401).
+        public static let unauthorized = Code("unauthorized")
+        /// The client sent more requests than its rate limit allows (429).
+        public static let rateLimited = Code("rateLimited")
+        /// A browser request from a web origin that is not allowed (403).
+        public static let forbiddenOrigin = Code("forbiddenOrigin")
+        /// The request body is over the service's size limit (413).
+        public static let bodyTooLarge = Code("bodyTooLarge")
+        /// A local file outside the configured media folders, or not a readable media file there (403).
+        public static let forbiddenPath = Code("forbiddenPath")
         /// An error of another module, under its own code name.
         public static func module(_ code: some CustomStringConvertible) -> Code { Code(code.description) }
 

@@ -6,9 +6,9 @@ import OpenAPIHummingbird
 import ServiceLifecycle
 import UnixSignals
 
-/// Where the service listens: a loopback address and a port (0 picks a free one).
-public struct ListenAddress: Sendable, Hashable {
-    /// The address, `127.0.0.1`, `::1` or `localhost`.
+/// Where the service listens: an address and a port (0 picks a free one).
+public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The address: `127.0.0.1`, `::1`, `localhost`, or any local address (which then needs bearer tokens).
     public var host: String
     /// The port; 0 lets the system pick one.
     public var port: Int
@@ -21,8 +21,7 @@ public struct ListenAddress: Sendable, Hashable {
 
     /// Parses `HOST:PORT` (`[::1]:PORT` for IPv6).
     ///
-    /// - Throws: ``CastServiceError`` — ``CastServiceError/Code/invalidRequest`` for a malformed address or a
-    ///   host that is not loopback: other addresses need bearer tokens, which castd does not have yet.
+    /// - Throws: ``CastServiceError`` — ``CastServiceError/Code/invalidConfiguration`` for a malformed address.
     public init(parsing text: String) throws(CastServiceError) {
         let host: Substring
         let port: Substring
@@ -33,50 +32,126 @@ public struct ListenAddress: Sendable, Hashable {
             host = text[..<colon]
             port = text[text.index(after: colon)...]
         } else {
-            throw CastServiceError(.invalidRequest, "'\(text)' is not HOST:PORT", httpStatus: 400, field: "listen")
-        }
-        guard let number = Int(port), (0...65535).contains(number) else {
-            throw CastServiceError(.invalidRequest, "'\(port)' is not a port number", httpStatus: 400, field: "listen")
-        }
-        guard ["127.0.0.1", "::1", "localhost"].contains(host) else {
             throw CastServiceError(
-                .invalidRequest,
-                "castd listens on loopback only (127.0.0.1, ::1): other addresses need bearer tokens, not built yet",
-                httpStatus: 400,
+                .invalidConfiguration,
+                "'\(text)' is not HOST:PORT",
+                httpStatus: 500,
+                field: "listen"
+            )
+        }
+        guard !host.isEmpty, let number = Int(port), (0...65535).contains(number) else {
+            throw CastServiceError(
+                .invalidConfiguration,
+                "'\(text)' is not HOST:PORT with a port from 0 to 65535",
+                httpStatus: 500,
                 field: "listen"
             )
         }
         self.init(host: String(host), port: number)
     }
+
+    /// Whether only this machine can connect: `localhost`, `::1` or an address in 127.0.0.0/8.
+    public var isLoopback: Bool {
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return host == "localhost" || host == "::1" || (octets.count == 4 && octets[0] == "127")
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
 /// The HTTP face of a ``DeviceHub``: the OpenAPI operations of `openapi.yaml` on Hummingbird, run with the hub
 /// in one service group that shuts down gracefully on SIGTERM and SIGINT (sessions are left playing).
+///
+/// Safe by default: it listens on loopback; any other address needs at least one bearer token, and once tokens
+/// are set every request needs one. Cross-origin requests are refused unless their origin is listed; request
+/// bodies and each client's request rate are limited.
 public struct CastServiceServer: Sendable {
-    /// The devices served.
-    public let hub: DeviceHub
-    /// Where it listens.
-    public let address: ListenAddress
-    private let logger: Logger
+    /// How the server listens and whom it answers.
+    public struct Options: Sendable {
+        /// Where it listens. Defaults to 127.0.0.1:8765.
+        public var address = ListenAddress()
+        /// The hashes of the bearer tokens it accepts. Defaults to none: no token asked, loopback only.
+        public var tokens: [BearerTokenHash] = []
+        /// Web origins (`https://home.example`) allowed to call the API from a browser (CORS). Defaults to none:
+        /// requests from other sites' pages are refused with 403.
+        public var allowedOrigins: [String] = []
+        /// The largest request body accepted, in bytes. Defaults to 64 KiB (commands are small JSON documents).
+        public var maximumBodySize = 64 * 1024
+        /// Each client address's request rate; `nil` for none. Defaults to 50 per second, bursts of 100.
+        public var rateLimit: RateLimit? = RateLimit()
 
-    /// Creates a server; nothing runs before ``run(signals:onListening:)``. The logger is silent by default.
-    public init(hub: DeviceHub, address: ListenAddress = ListenAddress(), logger: Logger = .castDisabled) {
-        self.hub = hub
-        self.address = address
-        self.logger = logger
+        /// The defaults.
+        public init() {}
+
+        /// Checks the combination: an address other machines can reach needs tokens.
+        ///
+        /// - Throws: ``CastServiceError/Code/invalidConfiguration`` naming the setting.
+        public func validate() throws(CastServiceError) {
+            guard address.isLoopback || !tokens.isEmpty else {
+                throw CastServiceError(
+                    .invalidConfiguration,
+                    "listening on \(address.host) lets other machines in: set at least one bearer token "
+                        + "(castd token makes one) or listen on 127.0.0.1",
+                    httpStatus: 500,
+                    field: "listen"
+                )
+            }
+            guard maximumBodySize > 0 else {
+                throw CastServiceError(
+                    .invalidConfiguration,
+                    "the body size limit must be above 0",
+                    httpStatus: 500,
+                    field: "maximumBodySize"
+                )
+            }
+        }
     }
 
-    /// The HTTP application: the API's routes on Hummingbird, bound to ``address``. It serves the hub but does
-    /// not start or stop it (``run(signals:onListening:)`` does both).
+    /// The devices served.
+    public let hub: DeviceHub
+    /// How it listens.
+    public let options: Options
+    private let logger: Logger
+    private let now: @Sendable () -> Duration
+
+    /// Creates a server; nothing runs before ``run(signals:onListening:)``. The logger is silent by default.
+    ///
+    /// - Throws: ``CastServiceError/Code/invalidConfiguration`` when ``Options/validate()`` does.
+    public init(hub: DeviceHub, options: Options = Options(), logger: Logger = .castDisabled) throws(CastServiceError) {
+        try self.init(hub: hub, options: options, logger: logger, clock: ContinuousClock())
+    }
+
+    /// As above, with the clock the rate limit refills by (tests pass a manual one).
+    public init<C: Clock>(hub: DeviceHub, options: Options, logger: Logger = .castDisabled, clock: C)
+        throws(CastServiceError) where C.Duration == Duration
+    {
+        try options.validate()
+        self.hub = hub
+        self.options = options
+        self.logger = logger
+        let origin = clock.now
+        self.now = { origin.duration(to: clock.now) }
+    }
+
+    /// The HTTP application: the API's routes on Hummingbird, bound to ``Options/address``. It serves the hub but
+    /// does not start or stop it (``run(signals:onListening:)`` does both).
     public func application(
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
-        let router = Router()
+        let router = Router(context: ServiceRequestContext.self)
+        router.add(middleware: CrossOriginMiddleware(allowedOrigins: Set(options.allowedOrigins)))
+        router.add(
+            middleware: AccessMiddleware(
+                tokens: options.tokens,
+                rateLimiter: options.rateLimit.map { RateLimiter(limit: $0, now: now) },
+                maximumBodySize: options.maximumBodySize
+            )
+        )
         try ServiceAPI(hub: hub).registerHandlers(on: router, middlewares: [ProblemMiddleware()])
         return Application(
             router: router,
             configuration: ApplicationConfiguration(
-                address: .hostname(address.host, port: address.port),
+                address: .hostname(options.address.host, port: options.address.port),
                 serverName: "castd"
             ),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },

@@ -26,6 +26,9 @@ public final class DeviceHub: Sendable {
         public var cast = CastOptions()
         /// How many past events a reconnecting subscriber can catch up on.
         public var eventWindow = 1024
+        /// Folders whose media files (and files below them) may be cast; symbolic links leading out are refused.
+        /// Defaults to none: no local file is cast.
+        public var mediaFolders: [String] = []
         /// How many events a subscriber may fall behind before it is dropped (it reconnects with its last id).
         public var subscriberBuffer = 256
 

@@ -60,10 +60,14 @@ func temporaryStateDirectory() -> String {
 /// Serves `hub` over HTTP on a free loopback port for the duration of `body`.
 func withServer<Result: Sendable>(
     _ hub: DeviceHub,
+    options: CastServiceServer.Options = CastServiceServer.Options(),
+    clock: some Clock<Duration> = ContinuousClock(),
     _ body: (Int) async throws -> Result
 ) async throws -> Result {
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-    let server = CastServiceServer(hub: hub, address: ListenAddress(host: "127.0.0.1", port: 0))
+    var options = options
+    options.address = ListenAddress(host: "127.0.0.1", port: 0)
+    let server = try CastServiceServer(hub: hub, options: options, clock: clock)
     let application = try server.application { port in continuation.yield(port) }
     let running = Task { try await application.runService(gracefulShutdownSignals: []) }
     defer { running.cancel() }
@@ -89,12 +93,23 @@ enum TestHTTP {
         _ method: String,
         _ path: String,
         json: String? = nil,
+        chunkedJSON: String? = nil,
         headers: [(String, String)] = []
     ) async throws -> HTTPReply {
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if let json {
             request += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"
+        } else if let chunkedJSON {
+            // No declared length: the body arrives in 64-byte chunks, as a streaming client sends it.
+            request += "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            var rest = Substring(chunkedJSON)
+            while !rest.isEmpty {
+                let chunk = rest.prefix(64)
+                rest = rest.dropFirst(64)
+                request += String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n"
+            }
+            request += "0\r\n\r\n"
         } else {
             request += "Content-Length: 0\r\n\r\n"
         }

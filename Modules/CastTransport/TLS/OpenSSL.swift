@@ -48,3 +48,32 @@ func readAll(fromMemoryBIO bio: OpaquePointer) -> [UInt8] {
         Array(UnsafeBufferPointer(start: $0, count: length))
     }
 }
+
+/// The system OpenSSL's digest and random bytes, for callers outside this module (token hashes, nonces).
+public enum SystemCrypto {
+    /// The SHA-256 digest of `bytes` (32 bytes).
+    public static func sha256(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let succeeded = Array(bytes).withUnsafeBytes { input in
+            EVP_Digest(input.baseAddress, input.count, &digest, &length, EVP_sha256(), nil) == 1
+        }
+        precondition(succeeded && length == 32, "EVP_Digest(SHA-256) failed: \(OpenSSLErrorQueue.drain())")
+        return digest
+    }
+
+    /// `count` bytes from OpenSSL's cryptographically secure generator.
+    public static func randomBytes(count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        precondition(RAND_bytes(&bytes, Int32(count)) == 1, "RAND_bytes failed: \(OpenSSLErrorQueue.drain())")
+        return bytes
+    }
+
+    /// Whether `a` and `b` are equal, in time that depends only on their lengths (for comparing secrets).
+    public static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return a.withUnsafeBytes { left in
+            b.withUnsafeBytes { right in CRYPTO_memcmp(left.baseAddress, right.baseAddress, a.count) == 0 }
+        }
+    }
+}

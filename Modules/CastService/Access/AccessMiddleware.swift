@@ -1,0 +1,83 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// What every request passes before the API sees it, in this order: the client's rate limit (so guessing tokens
+/// is limited too), the bearer token when tokens are configured, and the body size limit. Each refusal is an
+/// RFC 9457 problem: 429 with `Retry-After`, 401 with `WWW-Authenticate`, 413.
+struct AccessMiddleware: RouterMiddleware {
+    typealias Context = ServiceRequestContext
+
+    let tokens: [BearerTokenHash]
+    let rateLimiter: RateLimiter?
+    let maximumBodySize: Int
+
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        if let wait = rateLimiter?.admit(context.clientKey) {
+            let seconds = max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
+            var response = Self.problem(
+                CastServiceError(
+                    .rateLimited,
+                    "too many requests from this client; retry in \(seconds) s",
+                    httpStatus: 429
+                )
+            )
+            response.headers[.retryAfter] = String(seconds)
+            return response
+        }
+        if !tokens.isEmpty {
+            guard let token = Self.bearerToken(request.headers[.authorization]),
+                tokens.contains(where: { $0.matches(token) })
+            else {
+                var response = Self.problem(
+                    CastServiceError(
+                        .unauthorized,
+                        "this castd needs a bearer token: send 'Authorization: Bearer TOKEN'",
+                        httpStatus: 401
+                    )
+                )
+                response.headers[.wwwAuthenticate] = "Bearer realm=\"castd\""
+                return response
+            }
+        }
+        var request = request
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodySize {
+            return Self.tooLarge(maximumBodySize)
+        }
+        if request.method == .post || request.method == .put || request.method == .patch {
+            do {
+                _ = try await request.collectBody(upTo: maximumBodySize)
+            } catch is NIOTooManyBytesError {
+                return Self.tooLarge(maximumBodySize)
+            }
+        }
+        return try await next(request, context)
+    }
+
+    /// The token of an `Authorization: Bearer TOKEN` header (the scheme is case-insensitive, RFC 6750).
+    static func bearerToken(_ header: String?) -> String? {
+        guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    private static func tooLarge(_ limit: Int) -> Response {
+        problem(CastServiceError(.bodyTooLarge, "the request body is over \(limit) bytes", httpStatus: 413))
+    }
+
+    static func problem(_ problem: CastServiceError) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/problem+json"
+        let document = APIModel.json(APIModel.problemDocument(problem)).jsonString
+        return Response(
+            status: .init(code: problem.httpStatus),
+            headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: document))
+        )
+    }
+}

@@ -1,0 +1,244 @@
+import CastReceiver
+import CastService
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// Safe by default: binds, bearer tokens, cross-origin requests, body limits and rate limits, over real HTTP.
+@Suite struct AccessTests {
+    @Test func onlyLoopbackListensWithoutTokens() throws {
+        #expect(try ListenAddress(parsing: "127.0.0.1:8765").isLoopback)
+        #expect(try ListenAddress(parsing: "127.0.0.2:1").isLoopback)
+        #expect(try ListenAddress(parsing: "[::1]:1").isLoopback)
+        #expect(try ListenAddress(parsing: "localhost:0").isLoopback)
+        #expect(try !ListenAddress(parsing: "0.0.0.0:8765").isLoopback)
+        #expect(try !ListenAddress(parsing: "127.0.0.1.example.org:80").isLoopback)
+        #expect(try !ListenAddress(parsing: "[::]:8765").isLoopback)
+
+        var options = CastServiceServer.Options()
+        options.address = try ListenAddress(parsing: "0.0.0.0:8765")
+        let error = #expect(throws: CastServiceError.self) { try options.validate() }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.field == "listen")
+        options.tokens = [BearerTokenHash(hashing: "secret")]
+        try options.validate()
+
+        for bad in ["8765", "host:", "host:70000", ":80"] {
+            let error = #expect(throws: CastServiceError.self) { try ListenAddress(parsing: bad) }
+            #expect(error?.code == .invalidConfiguration, "\(bad)")
+        }
+    }
+
+    @Test func tokenHashesRoundTripAndRefuseOtherForms() throws {
+        let (token, hash) = BearerTokenHash.generate()
+        #expect(token.count == 64)
+        #expect(hash.matches(token))
+        #expect(!hash.matches(token + "x"))
+        #expect(try BearerTokenHash(parsing: hash.description) == hash)
+        // SHA-256 of "abc", the FIPS 180-2 test vector.
+        #expect(
+            BearerTokenHash(hashing: "abc").description
+                == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        )
+        for bad in [
+            "", "sha256:", "sha256:abc", "md5:" + String(repeating: "0", count: 64),
+            "sha256:" + String(repeating: "g", count: 64), "sha256:" + String(repeating: "0", count: 66),
+        ] {
+            let error = #expect(throws: CastServiceError.self) { try BearerTokenHash(parsing: bad) }
+            #expect(error?.code == .invalidConfiguration, "\(bad)")
+        }
+    }
+
+    @Test func tokensAreRequiredOnceSet() async throws {
+        let (token, hash) = BearerTokenHash.generate()
+        var options = CastServiceServer.Options()
+        options.tokens = [BearerTokenHash(hashing: "another client"), hash]
+        try await withHub { hub, _ in
+            try await withServer(hub, options: options) { port in
+                let missing = try await TestHTTP.send(port: port, "GET", "/v1/devices")
+                #expect(missing.status == 401)
+                #expect(missing.header("WWW-Authenticate") == "Bearer realm=\"castd\"")
+                #expect(missing.header("Content-Type") == "application/problem+json")
+                #expect(missing.json?["code"]?.stringValue == "unauthorized")
+
+                let wrong = try await TestHTTP.send(
+                    port: port,
+                    "GET",
+                    "/v1/devices",
+                    headers: [("Authorization", "Bearer \(token)0")]
+                )
+                #expect(wrong.status == 401)
+                let basic = try await TestHTTP.send(
+                    port: port,
+                    "GET",
+                    "/v1/devices",
+                    headers: [("Authorization", "Basic \(token)")]
+                )
+                #expect(basic.status == 401)
+
+                let right = try await TestHTTP.send(
+                    port: port,
+                    "GET",
+                    "/v1/devices",
+                    headers: [("Authorization", "bearer \(token)")]
+                )
+                #expect(right.status == 200)
+                #expect(right.json?["devices"]?.arrayValue?.count == 1)
+            }
+        }
+    }
+
+    @Test func eachClientIsRateLimitedByTheInjectedClock() async throws {
+        let clock = ManualClock()
+        var options = CastServiceServer.Options()
+        options.rateLimit = RateLimit(requestsPerSecond: 2, burst: 3)
+        try await withHub { hub, _ in
+            try await withServer(hub, options: options, clock: clock) { port in
+                for _ in 0..<3 {
+                    #expect(try await TestHTTP.send(port: port, "GET", "/v1/devices").status == 200)
+                }
+                let limited = try await TestHTTP.send(port: port, "GET", "/v1/devices")
+                #expect(limited.status == 429)
+                #expect(limited.header("Retry-After") == "1")
+                #expect(limited.json?["code"]?.stringValue == "rateLimited")
+
+                clock.advance(by: .milliseconds(500))  // one request's worth at 2 per second
+                #expect(try await TestHTTP.send(port: port, "GET", "/v1/devices").status == 200)
+                #expect(try await TestHTTP.send(port: port, "GET", "/v1/devices").status == 429)
+                clock.advance(by: .seconds(60))  // the bucket refills to its burst, not beyond
+                for _ in 0..<3 {
+                    #expect(try await TestHTTP.send(port: port, "GET", "/v1/devices").status == 200)
+                }
+                #expect(try await TestHTTP.send(port: port, "GET", "/v1/devices").status == 429)
+            }
+        }
+    }
+
+    @Test func bodiesOverTheLimitAreRefusedWhetherDeclaredOrStreamed() async throws {
+        var options = CastServiceServer.Options()
+        options.maximumBodySize = 256
+        try await withHub { hub, emulator in
+            let id = hub.devices[0].device.id
+            try await withServer(hub, options: options) { port in
+                let padding = String(repeating: "x", count: 400)
+                let declared = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"http://example.com/a.mp4","title":"\#(padding)"}"#
+                )
+                #expect(declared.status == 413)
+                #expect(declared.json?["code"]?.stringValue == "bodyTooLarge")
+
+                let chunked = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    chunkedJSON: #"{"url":"http://example.com/a.mp4","title":"\#(padding)"}"#
+                )
+                #expect(chunked.status == 413)
+                #expect(emulator.devices[0].launches.isEmpty)
+
+                let small = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    chunkedJSON: #"{"url":"http://example.com/a.mp4"}"#
+                )
+                #expect(small.status == 200)
+            }
+        }
+    }
+
+    @Test func otherSitesPagesAreRefusedAndAllowedOriginsGetCORS() async throws {
+        var options = CastServiceServer.Options()
+        options.allowedOrigins = ["https://home.example"]
+        try await withHub { hub, emulator in
+            let id = hub.devices[0].device.id
+            try await withServer(hub, options: options) { port in
+                // A cross-site form post: no preflight, and it must not run.
+                let forged = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"http://example.com/a.mp4"}"#,
+                    headers: [("Origin", "https://evil.example")]
+                )
+                #expect(forged.status == 403)
+                #expect(forged.json?["code"]?.stringValue == "forbiddenOrigin")
+                #expect(forged.header("Access-Control-Allow-Origin") == nil)
+                #expect(emulator.devices[0].launches.isEmpty)
+
+                let preflight = try await TestHTTP.send(
+                    port: port,
+                    "OPTIONS",
+                    "/v1/devices/\(id)/volume",
+                    headers: [("Origin", "https://home.example"), ("Access-Control-Request-Method", "PUT")]
+                )
+                #expect(preflight.status == 204)
+                #expect(preflight.header("Access-Control-Allow-Origin") == "https://home.example")
+                #expect(preflight.header("Access-Control-Allow-Methods")?.contains("PUT") == true)
+                #expect(preflight.header("Access-Control-Allow-Headers")?.contains("Authorization") == true)
+
+                let allowed = try await TestHTTP.send(
+                    port: port,
+                    "GET",
+                    "/v1/devices",
+                    headers: [("Origin", "https://home.example")]
+                )
+                #expect(allowed.status == 200)
+                #expect(allowed.header("Access-Control-Allow-Origin") == "https://home.example")
+                #expect(allowed.header("Vary") == "Origin")
+
+                let sameOrigin = try await TestHTTP.send(
+                    port: port,
+                    "GET",
+                    "/v1/devices",
+                    headers: [("Origin", "http://127.0.0.1:\(port)")]
+                )
+                #expect(sameOrigin.status == 200)
+                #expect(sameOrigin.header("Access-Control-Allow-Origin") == nil)
+            }
+        }
+    }
+
+    @Test func readsNeverChangeState() async throws {
+        try await withHub { hub, emulator in
+            let id = hub.devices[0].device.id
+            try await withServer(hub) { port in
+                for (method, path) in [
+                    ("GET", "/v1/devices/\(id)/media/pause"), ("GET", "/v1/devices/\(id)/app"),
+                    ("GET", "/v1/devices/\(id)/volume"), ("HEAD", "/v1/devices/\(id)/media"),
+                ] {
+                    let reply = try await TestHTTP.send(port: port, method, path)
+                    #expect([404, 405].contains(reply.status), "\(method) \(path)")
+                }
+                #expect(emulator.devices[0].launches.isEmpty)
+            }
+        }
+    }
+}
+
+/// A clock that moves only when told: the rate limit's refills are seen without waiting.
+final class ManualClock: Clock, Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+
+    private let current = NIOLockedValueBox(Instant(offset: .zero))
+
+    var now: Instant { current.withLockedValue { $0 } }
+    var minimumResolution: Duration { .nanoseconds(1) }
+
+    func advance(by duration: Duration) {
+        current.withLockedValue { $0 = $0.advanced(by: duration) }
+    }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        // The rate limit only reads the time; nothing sleeps on this clock.
+        throw CancellationError()
+    }
+}
