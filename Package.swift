@@ -155,6 +155,7 @@ let package = Package(
             name: "CastMediaServer",
             dependencies: [
                 "CastLogging",
+                "CastMedia",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -91,79 +91,29 @@ struct LocalServing {
         return .forModel(device.modelName, playsVideo: playsVideo)
     }
 
-    /// Media for a local file: served as is when the device plays it, otherwise transcoded as HLS as it plays;
-    /// titled with its name; `extra` subtitles first (enabled), then sidecar files, then the file's own text
-    /// subtitles as tracks.
+    /// Media for a local file (``MediaServer/castableFile(_:device:mode:contentType:title:extraSubtitles:)``), with
+    /// what it served and transcodes kept for the reachability check, progress reports and `cast status`.
     mutating func media(
         forFile path: String,
         title: String?,
         contentType: String?,
         extraSubtitles: [MediaTrack]
     ) async throws -> (MediaInformation, activeTrackIDs: [Int]?) {
-        let name = (path as NSString).lastPathComponent
-        if path.lowercased().hasSuffix(".m3u8") {
-            // A local HLS stream: its segments are relative to it, so its folder is shared.
-            let folder = try server.share(folder: (path as NSString).deletingLastPathComponent)
-            let url = server.url(of: folder, relativePath: name)
-            var media = MediaInformation(contentID: url, contentType: "application/x-mpegURL", streamType: .buffered)
-            media.metadata = .generic(title: title ?? Self.displayName(path))
-            watched.append(folder)
-            descriptions.append(name)
-            return (media, nil)
+        let file = try await server.castableFile(
+            path,
+            device: support,
+            mode: transcode,
+            contentType: contentType,
+            title: title,
+            extraSubtitles: extraSubtitles
+        )
+        watched.append(file.served)
+        warnings += file.warnings
+        descriptions.append(file.description)
+        if let transcoder = file.transcoder {
+            transcoding.append(((path as NSString).lastPathComponent, transcoder))
         }
-        var media: MediaInformation
-        var embedded: [PlayableMedia.Subtitles] = []
-        if let contentType {
-            // The user said what it is: served as is.
-            let shared = try server.share(file: path, contentType: contentType)
-            watched.append(shared)
-            media = MediaInformation(contentID: shared.url, contentType: shared.contentType, streamType: .buffered)
-            descriptions.append(name)
-        } else {
-            let playable = try await server.sharePlayable(file: path, device: support, mode: transcode)
-            watched.append(playable.media)
-            media = MediaInformation(
-                contentID: playable.media.url,
-                contentType: playable.contentType,
-                streamType: .buffered
-            )
-            media.duration = playable.probe?.duration
-            media.hlsSegmentFormat = playable.hlsSegmentFormat
-            embedded = playable.subtitles
-            if let transcoder = playable.transcoder, let plan = playable.plan {
-                transcoding.append((name, transcoder))
-                descriptions.append(
-                    "\(name) (transcoding \(plan.work.rawValue): \(plan.reasons.joined(separator: ", ")))"
-                )
-            } else {
-                descriptions.append(name)
-            }
-        }
-        media.metadata = .generic(title: title ?? Self.displayName(path))
-        var tracks = extraSubtitles
-        for sidecar in SidecarSubtitle.find(forMediaAt: path) {
-            guard
-                let track = try? subtitleTrack(
-                    file: sidecar.path,
-                    id: tracks.count + 1,
-                    language: sidecar.language,
-                    name: sidecar.title
-                )
-            else { continue }
-            tracks.append(track)
-        }
-        for subtitles in embedded {
-            tracks.append(
-                .subtitles(
-                    id: tracks.count + 1,
-                    url: subtitles.media.url,
-                    language: subtitles.stream.languageTag ?? "und",
-                    name: subtitles.stream.title
-                )
-            )
-        }
-        if !tracks.isEmpty { media.tracks = tracks }
-        return (media, tracks.isEmpty ? nil : [tracks[0].id])
+        return (file.media, file.activeTrackIDs)
     }
 
     /// Reports the transcoders' progress through `report` until they stop: each jump (a seek) and every tenth
@@ -192,19 +142,14 @@ struct LocalServing {
         return media
     }
 
-    /// A WebVTT track for a subtitle file (SubRip and SubStation Alpha converted), served from memory.
+    /// A WebVTT track for a subtitle file given with `--subtitles`.
     mutating func subtitleTrack(file: String, id: Int, language: String?, name: String?) throws -> MediaTrack {
-        let fileExtension = (file as NSString).pathExtension
-        guard let format = SubtitleFormat(fileExtension: fileExtension) else {
+        guard SubtitleFormat(fileExtension: (file as NSString).pathExtension) != nil else {
             throw CLIError(.usage, "\(file): subtitles must be .vtt, .srt, .ass or .ssa")
         }
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
-        let converted = try SubtitleConverter.webVTT(from: bytes, format: format)
-        let fileName = (file as NSString).lastPathComponent
-        warnings += converted.problems.map { "\(fileName) \($0) (cue skipped)" }
-        let base = (fileName as NSString).deletingPathExtension
-        let shared = server.share(bytes: Array(converted.webVTT.utf8), name: base + ".vtt", contentType: "text/vtt")
-        return .subtitles(id: id, url: shared.url, language: language ?? "und", name: name)
+        let (track, problems) = try server.subtitleTrack(file: file, id: id, language: language, name: name)
+        warnings += problems
+        return track
     }
 
     /// The error for a device that did not fetch what was served (`loadError` when LOAD failed), with the diagnosis.
@@ -248,10 +193,6 @@ struct LocalServing {
             await group.next()
             group.cancelAll()
         }
-    }
-
-    static func displayName(_ path: String) -> String {
-        ((path as NSString).lastPathComponent as NSString).deletingPathExtension
     }
 }
 

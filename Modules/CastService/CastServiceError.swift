@@ -1,4 +1,5 @@
 import CastMedia
+import CastMediaServer
 import CastSession
 import CastTransport
 
@@ -55,7 +56,8 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 
     /// `error` as the service answers it: unreachable devices are 502, receivers that do not answer in time 504,
-    /// commands that do not fit the device's state 409, bad arguments 400.
+    /// commands that do not fit the device's state 409, bad arguments 400, local files that cannot play 422, a
+    /// tool to install (ffmpeg) 501.
     public init(_ error: any Error) {
         switch error {
         case let error as CastServiceError:
@@ -76,6 +78,16 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
             case .invalidRequest: status = 400
             case .noMediaSession, .notSupported, .invalidPlayerState: status = 409
             default: status = 502
+            }
+            self.init(.module(error.code), error.message, httpStatus: status)
+        case let error as CastMediaServerError:
+            let status: Int
+            switch error.code {
+            case .notShareable: status = 403
+            case .invalidMedia, .unplayable, .invalidSubtitles, .invalidPlaylist: status = 422
+            case .toolMissing: status = 501
+            case .bindFailed, .unreachable: status = 502
+            default: status = 500
             }
             self.init(.module(error.code), error.message, httpStatus: status)
         case let error as CastTransportError:

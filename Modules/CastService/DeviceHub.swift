@@ -1,6 +1,7 @@
 import CastDiscovery
 import CastLogging
 import CastMedia
+import CastMediaServer
 import CastSession
 import CastTransport
 import Logging
@@ -40,6 +41,8 @@ public final class DeviceHub: Sendable {
         let observer: DeviceObserver
         let context: CastContext
         let started = NIOLockedValueBox<Task<DeviceActivity, any Error>?>(nil)
+        /// Serves the local file the device plays; replaced (and the old one stopped) by the next file loaded.
+        let fileServer = NIOLockedValueBox<MediaServer?>(nil)
         let follower = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
         init(observer: DeviceObserver, context: CastContext) {
@@ -63,6 +66,7 @@ public final class DeviceHub: Sendable {
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
     private let log: EventLog
+    private let mediaFolders: MediaFolders
 
     /// Creates a stopped hub.
     public init(
@@ -76,6 +80,7 @@ public final class DeviceHub: Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.log = EventLog(window: options.eventWindow, subscriberBuffer: options.subscriberBuffer)
+        self.mediaFolders = MediaFolders(options.mediaFolders)
     }
 
     // MARK: - Lifecycle
@@ -107,6 +112,7 @@ public final class DeviceHub: Sendable {
             link.follower.withLockedValue { $0?.cancel() }
             await link.observer.stop()
             await link.context.sessionManager.endSession(stopCasting: false)
+            await link.fileServer.withLockedValue { $0 }?.stop()
         }
         await discovery.stop()
         log.finish()
@@ -159,10 +165,15 @@ public final class DeviceHub: Sendable {
         return link.observer.activity ?? observed
     }
 
-    /// Loads `media` in the receiver app of ``Options/cast`` (launched, or joined when it already runs).
-    public func load(_ media: MediaInformation, on id: String, autoplay: Bool = true, startTime: Double? = nil)
-        async throws(CastServiceError) -> DeviceActivity
-    {
+    /// Loads `media` in the receiver app of ``Options/cast`` (launched, or joined when it already runs), with
+    /// `activeTrackIDs` enabled.
+    public func load(
+        _ media: MediaInformation,
+        on id: String,
+        autoplay: Bool = true,
+        startTime: Double? = nil,
+        activeTrackIDs: [Int]? = nil
+    ) async throws(CastServiceError) -> DeviceActivity {
         let link = try link(for: id)
         do {
             let manager = link.context.sessionManager
@@ -175,9 +186,61 @@ public final class DeviceHub: Sendable {
             guard let client = session?.remoteMediaClient else {
                 throw CastServiceError(.conflict, "the receiver app does not play media", httpStatus: 409)
             }
-            _ = try await client.loadMedia(media, autoplay: autoplay, currentTime: startTime).response()
+            var request = LoadRequestData(media: media)
+            request.autoplay = autoplay
+            request.currentTime = startTime
+            request.activeTrackIDs = activeTrackIDs
+            _ = try await client.load(request).response()
         } catch { throw CastServiceError(error) }
         return try await settledActivity(of: link)
+    }
+
+    /// Casts the local file at `path` — absolute, or relative to a folder of ``Options/mediaFolders`` — served
+    /// from this machine at an address the device reaches; transcoded when the device cannot play it as it is,
+    /// with its subtitles as tracks (``MediaServer/castableFile(_:device:mode:contentType:title:extraSubtitles:)``).
+    ///
+    /// - Throws: ``CastServiceError/Code/forbiddenPath`` (403) when the path is not a regular file inside a media
+    ///   folder (after resolving `..` and symbolic links), whether or not it exists elsewhere.
+    public func load(
+        file path: String,
+        on id: String,
+        title: String? = nil,
+        autoplay: Bool = true,
+        startTime: Double? = nil
+    ) async throws(CastServiceError) -> DeviceActivity {
+        guard let real = mediaFolders.file(path) else {
+            throw CastServiceError(
+                .forbiddenPath,
+                mediaFolders.isEmpty
+                    ? "castd casts no local files: no media folder is configured (--media-folder)"
+                    : "'\(path)' is not a readable file inside the media folders",
+                httpStatus: 403,
+                field: "file"
+            )
+        }
+        let device = try device(id)
+        let link = try link(for: id)
+        let file: CastableFile
+        do {
+            let server = try await MediaServer.start(reaching: device.host)
+            await link.fileServer.withLockedValue { current in
+                defer { current = server }
+                return current
+            }?.stop()
+            let playsVideo = device.capabilities.isEmpty || device.capabilities.contains(.videoOut)
+            file = try await server.castableFile(
+                real,
+                device: .forModel(device.modelName, playsVideo: playsVideo),
+                title: title
+            )
+        } catch { throw CastServiceError(error) }
+        return try await load(
+            file.media,
+            on: id,
+            autoplay: autoplay,
+            startTime: startTime,
+            activeTrackIDs: file.activeTrackIDs
+        )
     }
 
     /// A transport command for what the device plays, through a session that joins the running app.

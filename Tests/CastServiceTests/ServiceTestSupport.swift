@@ -18,6 +18,7 @@ import Glibc
 /// listed; stopped afterwards.
 func withHub<Result: Sendable>(
     devices count: Int = 1,
+    mediaFolders: [String] = [],
     _ body: (DeviceHub, CastReceiverEmulator) async throws -> Result
 ) async throws -> Result {
     let configurations = CastReceiverEmulator.configurations(count: count, basePort: 0, namePrefix: "Room")
@@ -31,6 +32,7 @@ func withHub<Result: Sendable>(
         options.cast.stateDirectory = stateDirectory
         options.cast.heartbeat.pingInterval = nil
         options.cast.requestTimeout = .seconds(60)
+        options.mediaFolders = mediaFolders
         let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
         let added = hub.discovery.events()
         try hub.start()

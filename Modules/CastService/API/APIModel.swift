@@ -66,19 +66,38 @@ enum APIModel {
         )
     }
 
-    /// The media a load request names; only http(s) URLs (local files come with the media folders).
-    static func media(for request: Components.Schemas.LoadRequest) throws(CastServiceError) -> MediaInformation {
-        let url = request.url
-        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
-            throw CastServiceError(.invalidRequest, "url must be an http or https URL", httpStatus: 400, field: "url")
+    /// What a load request names: an http(s) URL, or a local file left for the hub to check against the media
+    /// folders.
+    enum LoadSource {
+        case url(MediaInformation)
+        case file(String)
+    }
+
+    static func source(of request: Components.Schemas.LoadRequest) throws(CastServiceError) -> LoadSource {
+        switch (request.url, request.file) {
+        case (let url?, nil):
+            guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
+                throw CastServiceError(
+                    .invalidRequest,
+                    "url must be an http or https URL",
+                    httpStatus: 400,
+                    field: "url"
+                )
+            }
+            var media = MediaInformation(
+                contentID: url,
+                contentType: request.contentType ?? MediaSniffer.mimeType(forURL: url) ?? "video/mp4"
+            )
+            let name = url.split(separator: "?").first?.split(separator: "/").last.map(String.init) ?? url
+            media.metadata = .generic(title: request.title ?? name)
+            return .url(media)
+        case (nil, let file?):
+            return .file(file)
+        case (nil, nil):
+            throw CastServiceError(.invalidRequest, "give url or file", httpStatus: 400, field: "url")
+        case (_?, _?):
+            throw CastServiceError(.invalidRequest, "give url or file, not both", httpStatus: 400, field: "file")
         }
-        var media = MediaInformation(
-            contentID: url,
-            contentType: request.contentType ?? MediaSniffer.mimeType(forURL: url) ?? "video/mp4"
-        )
-        let name = url.split(separator: "?").first?.split(separator: "/").last.map(String.init) ?? url
-        media.metadata = .generic(title: request.title ?? name)
-        return media
     }
 
     static func command(

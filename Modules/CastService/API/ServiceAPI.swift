@@ -47,7 +47,7 @@ struct ServiceAPI: APIProtocol {
     func loadMedia(_ input: Operations.LoadMedia.Input) async throws -> Operations.LoadMedia.Output {
         guard case .json(let request) = input.body else { throw APIModel.unsupportedBody }
         do {
-            let media = try APIModel.media(for: request)
+            let source = try APIModel.source(of: request)
             if let start = request.startTime, !(start >= 0) {
                 throw CastServiceError(
                     .invalidRequest,
@@ -56,12 +56,24 @@ struct ServiceAPI: APIProtocol {
                     field: "startTime"
                 )
             }
-            let activity = try await hub.load(
-                media,
-                on: input.path.deviceId,
-                autoplay: request.autoplay ?? true,
-                startTime: request.startTime
-            )
+            let activity: DeviceActivity
+            switch source {
+            case .url(let media):
+                activity = try await hub.load(
+                    media,
+                    on: input.path.deviceId,
+                    autoplay: request.autoplay ?? true,
+                    startTime: request.startTime
+                )
+            case .file(let path):
+                activity = try await hub.load(
+                    file: path,
+                    on: input.path.deviceId,
+                    title: request.title,
+                    autoplay: request.autoplay ?? true,
+                    startTime: request.startTime
+                )
+            }
             return .ok(.init(body: .json(APIModel.state(activity))))
         } catch {
             return .answering(error)

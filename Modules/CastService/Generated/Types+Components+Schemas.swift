@@ -353,7 +353,11 @@ extension Components {
             /// An http(s) URL the device fetches.
             ///
             /// - Remark: Generated from `#/components/schemas/LoadRequest/url`.
-            internal var url: Swift.String
+            internal var url: Swift.String?
+            /// A local file, absolute or relative to a media folder (the folders are tried in order).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LoadRequest/file`.
+            internal var file: Swift.String?
             /// The MIME type; guessed from the URL's extension when absent.
             ///
             /// - Remark: Generated from `#/components/schemas/LoadRequest/contentType`.
@@ -368,18 +372,21 @@ extension Components {
             ///
             /// - Parameters:
             ///   - url: An http(s) URL the device fetches.
+            ///   - file: A local file, absolute or relative to a media folder (the folders are tried in order).
             ///   - contentType: The MIME type; guessed from the URL's extension when absent.
             ///   - title:
             ///   - autoplay:
             ///   - startTime:
             internal init(
-                url: Swift.String,
+                url: Swift.String? = nil,
+                file: Swift.String? = nil,
                 contentType: Swift.String? = nil,
                 title: Swift.String? = nil,
                 autoplay: Swift.Bool? = nil,
                 startTime: Swift.Double? = nil
             ) {
                 self.url = url
+                self.file = file
                 self.contentType = contentType
                 self.title = title
                 self.autoplay = autoplay
@@ -387,6 +394,7 @@ extension Components {
             }
             internal enum CodingKeys: String, CodingKey {
                 case url
+                case file
                 case contentType
                 case title
                 case autoplay

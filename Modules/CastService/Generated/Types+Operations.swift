@@ -324,6 +324,29 @@ internal enum Operations {
             }
             /// What went wrong (RFC 9457).
             ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/get(getDevice)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
             /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/get(getDevice)/responses/502`.
             ///
             /// HTTP response code: `502 badGateway`.
@@ -634,6 +657,29 @@ internal enum Operations {
             }
             /// What went wrong (RFC 9457).
             ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/volume/put(setVolume)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
             /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/volume/put(setVolume)/responses/502`.
             ///
             /// HTTP response code: `502 badGateway`.
@@ -934,6 +980,29 @@ internal enum Operations {
             }
             /// What went wrong (RFC 9457).
             ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/app/delete(stopApp)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
             /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/app/delete(stopApp)/responses/502`.
             ///
             /// HTTP response code: `502 badGateway`.
@@ -1084,7 +1153,14 @@ internal enum Operations {
             }
         }
     }
-    /// Loads a URL in the Default Media Receiver (joining the app when it already runs).
+    /// Loads a URL, or a local file from the media folders, in the Default Media Receiver (joining the app when it already runs).
+    ///
+    /// Give exactly one of `url` and `file`. A file is served from castd's machine at an address the device
+    /// reaches, transcoded when the device cannot play it as it is, with its sidecar and embedded text subtitles
+    /// as tracks (the first enabled). It must be a regular file inside a configured media folder after `..` and
+    /// symbolic links are resolved (403 `forbiddenPath` otherwise, whether or not it exists elsewhere); a file
+    /// that cannot play is 422, and a tool to install (ffmpeg) 501.
+    ///
     ///
     /// - Remark: HTTP `POST /v1/devices/{deviceId}/media`.
     /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/media/post(loadMedia)`.
@@ -1244,6 +1320,29 @@ internal enum Operations {
             }
             /// What went wrong (RFC 9457).
             ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/media/post(loadMedia)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
             /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/media/post(loadMedia)/responses/502`.
             ///
             /// HTTP response code: `502 badGateway`.
@@ -1283,6 +1382,52 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "gatewayTimeout",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/media/post(loadMedia)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/media/post(loadMedia)/responses/501`.
+            ///
+            /// HTTP response code: `501 notImplemented`.
+            case notImplemented(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.notImplemented`.
+            ///
+            /// - Throws: An error if `self` is not `.notImplemented`.
+            /// - SeeAlso: `.notImplemented`.
+            internal var notImplemented: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .notImplemented(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notImplemented",
                             response: self
                         )
                     }
@@ -1627,6 +1772,29 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/media/{command}/post(controlMedia)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
                             response: self
                         )
                     }

@@ -27,7 +27,14 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/devices/{deviceId}/app`.
     /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/app/delete(stopApp)`.
     func stopApp(_ input: Operations.StopApp.Input) async throws -> Operations.StopApp.Output
-    /// Loads a URL in the Default Media Receiver (joining the app when it already runs).
+    /// Loads a URL, or a local file from the media folders, in the Default Media Receiver (joining the app when it already runs).
+    ///
+    /// Give exactly one of `url` and `file`. A file is served from castd's machine at an address the device
+    /// reaches, transcoded when the device cannot play it as it is, with its sidecar and embedded text subtitles
+    /// as tracks (the first enabled). It must be a regular file inside a configured media folder after `..` and
+    /// symbolic links are resolved (403 `forbiddenPath` otherwise, whether or not it exists elsewhere); a file
+    /// that cannot play is 422, and a tool to install (ffmpeg) 501.
+    ///
     ///
     /// - Remark: HTTP `POST /v1/devices/{deviceId}/media`.
     /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/media/post(loadMedia)`.
@@ -106,7 +113,14 @@ extension APIProtocol {
             )
         )
     }
-    /// Loads a URL in the Default Media Receiver (joining the app when it already runs).
+    /// Loads a URL, or a local file from the media folders, in the Default Media Receiver (joining the app when it already runs).
+    ///
+    /// Give exactly one of `url` and `file`. A file is served from castd's machine at an address the device
+    /// reaches, transcoded when the device cannot play it as it is, with its sidecar and embedded text subtitles
+    /// as tracks (the first enabled). It must be a regular file inside a configured media folder after `..` and
+    /// symbolic links are resolved (403 `forbiddenPath` otherwise, whether or not it exists elsewhere); a file
+    /// that cannot play is 422, and a tool to install (ffmpeg) 501.
+    ///
     ///
     /// - Remark: HTTP `POST /v1/devices/{deviceId}/media`.
     /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/media/post(loadMedia)`.
