@@ -5,6 +5,8 @@ import CastDiscovery
 import CastLogging
 import CastService
 import CastSession
+import CastStyleConfig
+import Foundation
 import Logging
 
 @main
@@ -22,15 +24,19 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the service (the default).",
         discussion: """
+            Settings come from the profile's <daemon> section (--profile, else $CAST_PROFILE, else \
+            ~/.config/cast/profile.xml; Tools/profiles/castd.xml is an example) and the flags below, which win. \
             Listens on 127.0.0.1 unless told otherwise; any other address needs at least one bearer token \
-            (--token-hash, made by 'castd token'), and once tokens are set every request needs one. Devices come \
-            from mDNS (avahi-daemon) and from --host entries. Local files are cast only from --media-folder \
-            folders. Examples: castd; castd --listen 127.0.0.1:9000 --no-mdns --host 192.168.1.20 \
+            (made by 'castd token'), and once tokens are set every request needs one. Devices come from mDNS \
+            (avahi-daemon), the profile's static devices and --host entries. Local files are cast only from the \
+            media folders. Examples: castd; castd --listen 127.0.0.1:9000 --no-mdns --host 192.168.1.20 \
             --host 192.168.1.21:8009; castd --listen 0.0.0.0:8765 --token-hash sha256:…
             """
     )
 
-    @Option(help: "Address and port to listen on; not loopback needs --token-hash.") var listen = "127.0.0.1:8765"
+    @Option(help: "A profile document (XML) with a <daemon> section.") var profile: String?
+    @Option(help: "Address and port to listen on (default 127.0.0.1:8765); not loopback needs a token.")
+    var listen: String?
     @Option(name: .customLong("token-hash"), help: "Accept the bearer token with this hash (repeatable).")
     var tokenHashes: [String] = []
     @Option(name: .customLong("allow-origin"), help: "A web origin allowed to call the API (CORS; repeatable).")
@@ -46,22 +52,40 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Per-category levels and message patterns, e.g. 'CastSession*=debug'.") var logFilter: String?
 
     func run() async throws {
-        var serverOptions = CastServiceServer.Options()
-        serverOptions.address = try ListenAddress(parsing: listen)
-        serverOptions.tokens = try tokenHashes.map { text throws(CastServiceError) in try BearerTokenHash(parsing: text)
+        // Flags are the top layer of the profile resolution (flags > CAST_* environment > profile > defaults).
+        var overrides: [String: String] = [:]
+        if let listen { overrides["daemon.listen"] = listen }
+        if !hosts.isEmpty { overrides["staticDevices"] = hosts.joined(separator: ",") }
+        if let stateDirectory { overrides["session.stateDirectory"] = stateDirectory }
+        if let logLevel { overrides["logging.level"] = logLevel }
+        let profile = try ProfileResolver.standard(
+            cliOverrides: overrides,
+            explicitProfilePath: self.profile,
+            environment: ProcessInfo.processInfo.environment
+        ).resolve()
+        var daemon = profile.daemon
+        if !tokenHashes.isEmpty { daemon.tokenHashes = tokenHashes }
+        if !allowedOrigins.isEmpty { daemon.allowedOrigins = allowedOrigins }
+        if !mediaFolders.isEmpty { daemon.mediaFolders = mediaFolders }
+        let serverOptions = try CastServiceServer.Options(daemon)
+
+        var filter = profile.logFilter
+        if profile.value(forKey: "logging.level")?.source.kind == .builtInDefault { filter.minimumLevel = .warning }
+        if let logFilter {
+            let extra = try LogFilter(level: nil, filterSpec: logFilter)
+            filter.categoryLevels += extra.categoryLevels
+            filter.messagePatterns += extra.messagePatterns
         }
-        serverOptions.allowedOrigins = allowedOrigins
-        var configuration = DiscoveryManager.Configuration()
-        configuration.browsesMulticastDNS = !noMdns
-        configuration.staticDevices = try hosts.map(Self.device(from:))
-        var filter = try LogFilter(level: logLevel ?? "warning", filterSpec: logFilter)
-        if logLevel == nil, logFilter == nil { filter.minimumLevel = .warning }
         let logger = Logger(label: "castd") { label in
             CastLogHandler(label: label, filter: filter, sink: StandardErrorLogSink.write)
         }
+        var configuration = DiscoveryManager.Configuration()
+        configuration.browsesMulticastDNS = !noMdns
+        configuration.staticDevices = profile.options.staticDevices
         var options = DeviceHub.Options()
-        options.cast.stateDirectory = stateDirectory ?? CastOptions.defaultStateDirectory(for: "castd")
-        options.mediaFolders = mediaFolders
+        options.cast = profile.options
+        options.cast.stateDirectory = profile.options.stateDirectory ?? CastOptions.defaultStateDirectory(for: "castd")
+        options.mediaFolders = daemon.mediaFolders
         let hub = DeviceHub(
             options: options,
             discovery: DiscoveryManager(configuration: configuration, logger: logger),
@@ -72,18 +96,6 @@ struct Serve: AsyncParsableCommand {
             let host = address.host.contains(":") ? "[\(address.host)]" : address.host
             print("castd: listening on http://\(host):\(port) (API /v1, events /v1/events)")
         }
-    }
-
-    static func device(from entry: String) throws -> CastDevice {
-        let parts = entry.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let host = parts.first, !host.isEmpty else {
-            throw ValidationError("--host takes HOST or HOST:PORT, not '\(entry)'")
-        }
-        guard parts.count == 2 else { return CastDevice.staticDevice(host: String(host)) }
-        guard let port = Int(parts[1]), (1...65535).contains(port) else {
-            throw ValidationError("--host \(entry): the port must be a number from 1 to 65535")
-        }
-        return CastDevice.staticDevice(host: String(host), port: port)
     }
 }
 

@@ -1,5 +1,6 @@
 import CastReceiver
 import CastService
+import CastStyleConfig
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
@@ -27,6 +28,37 @@ import Testing
             let error = #expect(throws: CastServiceError.self) { try ListenAddress(parsing: bad) }
             #expect(error?.code == .invalidConfiguration, "\(bad)")
         }
+    }
+
+    @Test func aProfilesDaemonSectionBecomesTheServersOptions() throws {
+        let defaults = try CastServiceServer.Options(DaemonSettings())
+        let builtIn = CastServiceServer.Options()
+        #expect(defaults.address == builtIn.address)
+        #expect(defaults.rateLimit == builtIn.rateLimit)
+        #expect(defaults.maximumBodySize == builtIn.maximumBodySize)
+        #expect(defaults.tokens.isEmpty && defaults.allowedOrigins.isEmpty)
+
+        let profile = try CastProfile(
+            xml: """
+                <castProfile xmlns="urn:swift-cast:profile:1">
+                  <daemon listen="0.0.0.0:9000" requestsPerSecond="none" maximumBodySize="2048">
+                    <token hash="\(BearerTokenHash(hashing: "secret"))"/>
+                    <allowedOrigin origin="https://home.example"/>
+                  </daemon>
+                </castProfile>
+                """
+        ).resolved()
+        let options = try CastServiceServer.Options(profile.daemon)
+        #expect(options.address == ListenAddress(host: "0.0.0.0", port: 9000))
+        #expect(options.tokens == [BearerTokenHash(hashing: "secret")])
+        #expect(options.rateLimit == nil)
+        #expect(options.maximumBodySize == 2048)
+        #expect(options.allowedOrigins == ["https://home.example"])
+
+        var open = profile.daemon
+        open.tokenHashes = []
+        let error = #expect(throws: CastServiceError.self) { try CastServiceServer.Options(open) }
+        #expect(error?.code == .invalidConfiguration)
     }
 
     @Test func tokenHashesRoundTripAndRefuseOtherForms() throws {

@@ -12,7 +12,7 @@ struct ExampleDocumentTests {
         "every example validates",
         arguments: [
             ("default.xml", CastConfigDocumentKind.profile), ("living-room.xml", .profile),
-            ("cast-connect.xml", .profile),
+            ("cast-connect.xml", .profile), ("castd.xml", .profile),
             ("styles/high-contrast.xml", .style), ("styles/solarized.xml", .style),
         ]
     )
@@ -36,6 +36,18 @@ struct ExampleDocumentTests {
                 ])
                 .union(["staticDevices"])
         )
+    }
+
+    @Test("castd.xml opens castd to the network with a token, a media folder and an origin")
+    func castd() throws {
+        let resolved = try CastProfile(contentsOfFile: examplesDirectory + "/castd.xml").resolved()
+        #expect(resolved.daemon.listen == "0.0.0.0:8765")
+        #expect(resolved.daemon.tokenHashes.count == 1)
+        #expect(resolved.daemon.mediaFolders == ["/srv/media"])
+        #expect(resolved.daemon.allowedOrigins == ["https://home.example"])
+        #expect(resolved.daemon.requestsPerSecond == 20)
+        #expect(resolved.daemon.maximumBodySize == 65536)
+        #expect(resolved.options.staticDevices.map(\.friendlyName) == ["Living Room TV"])
     }
 
     @Test("living-room.xml extends default.xml and uses the Solarized style")

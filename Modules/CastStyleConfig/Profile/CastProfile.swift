@@ -24,6 +24,7 @@
 ///     <message pattern="LOAD|SEEK" caseInsensitive="true"/>
 ///   </logging>
 ///   <style path="styles/solarized.xml"/>
+///   <daemon listen="127.0.0.1:8765"><mediaFolder path="/srv/media"/></daemon>
 /// </castProfile>
 /// ```
 ///
@@ -65,6 +66,11 @@
 ///   (`false`) → `LogFilter.messagePatterns`.
 /// - `style`: `path` (required) — a path relative to this document (the built-in style) →
 ///   ``ResolvedProfile/style``.
+/// - `daemon` (castd): `listen` — `HOST:PORT` (`127.0.0.1:8765`); `requestsPerSecond` — a positive number or
+///   `none` (`50`); `burst` (`100`) and `maximumBodySize` (`65536`) — whole numbers ≥ 1; `inherit` — boolean
+///   (`true`: keep the base profile's lists); then up to 64 each of `token` (`hash`: `sha256:` and 64 hex digits),
+///   `mediaFolder` (`path`, relative to this document) and `allowedOrigin` (`origin`: `http(s)://host[:port]`)
+///   → ``ResolvedProfile/daemon``.
 ///
 /// - Durations: a number and a unit, `500ms`, `5s`, `1.5s`, `2m`, `1h` (``ConfigDuration``).
 /// - Booleans: `true`, `false`, `1`, `0`.
@@ -178,6 +184,14 @@ struct ProfileLayer: Sendable {
     var replacesLogRules = false
     /// Whether `devices` replace, rather than extend, those of lower layers (profiles: `inherit="false"`).
     var replacesDevices = true
+    /// The `<daemon>` section's lists by child element (`token`, `mediaFolder`, `allowedOrigin`); the value is the
+    /// child's one attribute. `nil` when the layer has no `<daemon>` element.
+    var daemonLists: [String: [RawSetting]]?
+    /// Whether `daemonLists` replace, rather than extend, those of lower layers (`inherit="false"`).
+    var replacesDaemonLists = false
+
+    /// The `<daemon>` children and the attribute each carries.
+    static let daemonListAttributes = ["token": "hash", "mediaFolder": "path", "allowedOrigin": "origin"]
 
     init() {}
 
@@ -220,6 +234,25 @@ struct ProfileLayer: Sendable {
                         location: message.location
                     )
                 }
+            case "daemon":
+                replacesDaemonLists =
+                    element.attribute("inherit").map { $0.value == "false" || $0.value == "0" } ?? false
+                for attribute in element.attributes where attribute.name != "inherit" {
+                    record(element: "daemon", attribute)
+                }
+                var lists: [String: [RawSetting]] = [:]
+                for (child, attributeName) in Self.daemonListAttributes {
+                    lists[child] = element.children(named: child).compactMap { entry in
+                        entry.attribute(attributeName).map { attribute in
+                            RawSetting(
+                                value: attribute.value.trimmingASCIIWhitespace(),
+                                source: Self.source(entry.location),
+                                location: attribute.location
+                            )
+                        }
+                    }
+                }
+                daemonLists = lists
             default:
                 for attribute in element.attributes {
                     record(element: element.name, attribute)
@@ -245,6 +278,11 @@ struct ProfileLayer: Sendable {
         scalars.merge(derived.scalars) { _, new in new }
         if let derivedDevices = derived.devices {
             devices = derived.replacesDevices ? derivedDevices : (devices ?? []) + derivedDevices
+        }
+        if let derivedLists = derived.daemonLists {
+            daemonLists = derivedLists.merging(derived.replacesDaemonLists ? [:] : daemonLists ?? [:]) { new, old in
+                old + new
+            }
         }
         if derived.replacesLogRules {
             categoryRules = derived.categoryRules
@@ -285,6 +323,11 @@ struct ProfileLayer: Sendable {
                     source: pattern.source
                 )
             )
+        }
+        for (child, entries) in (daemonLists ?? [:]).sorted(by: { $0.key < $1.key }) {
+            for entry in entries {
+                rows.append(ConfigValue(key: "daemon.\(child)", value: entry.value, source: entry.source))
+            }
         }
         return rows
     }

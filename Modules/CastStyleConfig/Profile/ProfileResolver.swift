@@ -22,6 +22,8 @@ public struct ResolvedProfile: Sendable {
     public var logFilter: LogFilter
     /// The terminal controllers' style; ``ResolvedStyle/builtIn`` unless a style document is named.
     public var style: ResolvedStyle
+    /// What the `<daemon>` section configures for `castd`.
+    public var daemon: DaemonSettings
     /// The profile documents used, base-most first; empty when no profile was read.
     public var profilePaths: [String]
     /// One row per setting (and per list entry), in a stable order: the effective value and its source. This is
@@ -424,6 +426,22 @@ struct ProfileResolution {
             )
         }
 
+        // The daemon's lists come from profiles only (castd's flags replace them).
+        let daemonLists = profile?.daemonLists ?? [:]
+        for (child, entries) in daemonLists.sorted(by: { $0.key < $1.key }) {
+            for entry in entries {
+                var value = entry.value
+                switch child {
+                case "token": target.daemon.tokenHashes.append(value)
+                case "mediaFolder":
+                    if let file = entry.location?.file { value = DocumentLoader.resolve(value, relativeTo: file) }
+                    target.daemon.mediaFolders.append(value)
+                default: target.daemon.allowedOrigins.append(value)
+                }
+                rows.append(ConfigValue(key: "daemon.\(child)", value: value, source: entry.source))
+            }
+        }
+
         var style = ResolvedStyle.builtIn
         if loadsStyle, let path = target.stylePath {
             style = try CastStyle(contentsOfFile: path, limits: limits).resolved()
@@ -433,6 +451,7 @@ struct ProfileResolution {
             discoveryCriteria: target.makeDiscoveryCriteria(),
             logFilter: target.logFilter,
             style: style,
+            daemon: target.daemon,
             profilePaths: profilePaths,
             provenance: rows
         )

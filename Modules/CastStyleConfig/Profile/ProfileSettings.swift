@@ -34,6 +34,7 @@ struct ProfileTarget {
     var credentialsData: String?
     var credentialsType: String?
     var stylePath: String?
+    var daemon = DaemonSettings()
 
     /// The profile's discovery settings on `CastDiscovery`'s public API, in one place: `DiscoveryCriteria` has an
     /// application id and required capabilities (it has no namespace criteria).
@@ -128,6 +129,17 @@ enum ProfileValues {
             range.contains(number)
         else {
             throw ValueProblem(expectation: expectation)
+        }
+        return number
+    }
+
+    /// A whole number of at least 1 (and at most 2^31 − 1).
+    static func count(_ text: String) throws(ValueProblem) -> Int {
+        let value = text.trimmingASCIIWhitespace()
+        guard value.count <= 10, value.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(value),
+            (1...Int(Int32.max)).contains(number)
+        else {
+            throw ValueProblem(expectation: "a whole number of at least 1")
         }
         return number
     }
@@ -456,6 +468,55 @@ extension ProfileSetting {
                 target.stylePath = text == "built-in" ? nil : text
             },
             current: { $0.stylePath ?? "built-in" }
+        ),
+        ProfileSetting(
+            key: "daemon.listen",
+            environmentVariable: "CAST_DAEMON_LISTEN",
+            summary: "castd's HOST:PORT; any host but loopback needs a token (DaemonSettings.listen).",
+            apply: { (target, text) throws(ValueProblem) in
+                let value = text.trimmingASCIIWhitespace()
+                guard let colon = value.lastIndex(of: ":"), colon != value.startIndex,
+                    let port = Int(value[value.index(after: colon)...]), (0...65535).contains(port)
+                else {
+                    throw ValueProblem(expectation: "HOST:PORT like 127.0.0.1:8765 or [::1]:8765")
+                }
+                target.daemon.listen = value
+            },
+            current: { $0.daemon.listen }
+        ),
+        ProfileSetting(
+            key: "daemon.requestsPerSecond",
+            environmentVariable: "CAST_DAEMON_REQUESTS_PER_SECOND",
+            summary: "Requests per second one castd client may keep up, or none (DaemonSettings.requestsPerSecond).",
+            apply: { (target, text) throws(ValueProblem) in
+                if text.trimmingASCIIWhitespace() == "none" {
+                    target.daemon.requestsPerSecond = nil
+                    return
+                }
+                let expectation = "requests per second like 50 or 0.5, or none"
+                let rate = try ProfileValues.decimal(text, in: 0...1_000_000, expectation: expectation)
+                guard rate > 0 else { throw ValueProblem(expectation: expectation) }
+                target.daemon.requestsPerSecond = rate
+            },
+            current: { $0.daemon.requestsPerSecond.map(ProfileValues.format) ?? "none" }
+        ),
+        ProfileSetting(
+            key: "daemon.burst",
+            environmentVariable: "CAST_DAEMON_BURST",
+            summary: "Requests one castd client may make at once after being idle (DaemonSettings.burst).",
+            apply: { (target, text) throws(ValueProblem) in
+                target.daemon.burst = try ProfileValues.count(text)
+            },
+            current: { String($0.daemon.burst) }
+        ),
+        ProfileSetting(
+            key: "daemon.maximumBodySize",
+            environmentVariable: "CAST_DAEMON_MAXIMUM_BODY_SIZE",
+            summary: "The largest request body castd reads, in bytes (DaemonSettings.maximumBodySize).",
+            apply: { (target, text) throws(ValueProblem) in
+                target.daemon.maximumBodySize = try ProfileValues.count(text)
+            },
+            current: { String($0.daemon.maximumBodySize) }
         ),
     ]
 

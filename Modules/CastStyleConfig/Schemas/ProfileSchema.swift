@@ -197,6 +197,42 @@ let profileXSD = #"""
         </xs:restriction>
       </xs:simpleType>
 
+      <xs:simpleType name="listenAddress">
+        <xs:annotation>
+          <xs:documentation>HOST:PORT like 127.0.0.1:8765 or [::1]:8765</xs:documentation>
+        </xs:annotation>
+        <xs:restriction base="xs:token">
+          <xs:pattern value="(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.\-]+):[0-9]{1,5}"/>
+        </xs:restriction>
+      </xs:simpleType>
+
+      <xs:simpleType name="tokenHash">
+        <xs:annotation>
+          <xs:documentation>sha256: and 64 hex digits, as castd token prints</xs:documentation>
+        </xs:annotation>
+        <xs:restriction base="xs:token">
+          <xs:pattern value="sha256:[0-9a-fA-F]{64}"/>
+        </xs:restriction>
+      </xs:simpleType>
+
+      <xs:simpleType name="webOrigin">
+        <xs:annotation>
+          <xs:documentation>a web origin like https://home.example or http://localhost:3000</xs:documentation>
+        </xs:annotation>
+        <xs:restriction base="xs:token">
+          <xs:pattern value="https?://[A-Za-z0-9.\-\[\]:]+"/>
+        </xs:restriction>
+      </xs:simpleType>
+
+      <xs:simpleType name="requestRate">
+        <xs:annotation>
+          <xs:documentation>requests per second like 50 or 0.5, or none</xs:documentation>
+        </xs:annotation>
+        <xs:restriction base="xs:token">
+          <xs:pattern value="[0-9]+(\.[0-9]+)?|none"/>
+        </xs:restriction>
+      </xs:simpleType>
+
       <xs:simpleType name="text">
         <xs:annotation><xs:documentation>non-empty text</xs:documentation></xs:annotation>
         <xs:restriction base="xs:string">
@@ -305,6 +341,32 @@ let profileXSD = #"""
             <xs:element name="style" minOccurs="0">
               <xs:complexType>
                 <xs:attribute name="path" type="p:path" use="required"/>
+              </xs:complexType>
+            </xs:element>
+            <xs:element name="daemon" minOccurs="0">
+              <xs:complexType>
+                <xs:sequence>
+                  <xs:element name="token" minOccurs="0" maxOccurs="64">
+                    <xs:complexType>
+                      <xs:attribute name="hash" type="p:tokenHash" use="required"/>
+                    </xs:complexType>
+                  </xs:element>
+                  <xs:element name="mediaFolder" minOccurs="0" maxOccurs="64">
+                    <xs:complexType>
+                      <xs:attribute name="path" type="p:path" use="required"/>
+                    </xs:complexType>
+                  </xs:element>
+                  <xs:element name="allowedOrigin" minOccurs="0" maxOccurs="64">
+                    <xs:complexType>
+                      <xs:attribute name="origin" type="p:webOrigin" use="required"/>
+                    </xs:complexType>
+                  </xs:element>
+                </xs:sequence>
+                <xs:attribute name="listen" type="p:listenAddress"/>
+                <xs:attribute name="requestsPerSecond" type="p:requestRate"/>
+                <xs:attribute name="burst" type="xs:positiveInteger"/>
+                <xs:attribute name="maximumBodySize" type="xs:positiveInteger"/>
+                <xs:attribute name="inherit" type="xs:boolean"/>
               </xs:complexType>
             </xs:element>
           </xs:all>
