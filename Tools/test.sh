@@ -57,6 +57,19 @@ else
     status=1
 fi
 
+echo "== castd's systemd unit verifies (systemd-analyze verify Tools/castd.service)"
+unit_dir=$(mktemp -d)
+sed "s#/usr/local/bin/castd#/bin/true#" Tools/castd.service > "$unit_dir/castd.service"
+if systemd-analyze verify "$unit_dir/castd.service" > "$log" 2>&1 && [ ! -s "$log" ]; then
+    echo "castd.service: verified"
+    total_passed=$((total_passed + 1))
+else
+    cat "$log"
+    total_failed=$((total_failed + 1))
+    status=1
+fi
+rm -rf "$unit_dir"
+
 echo "== swift build"
 swift build --build-tests 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\]"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; echo "total: 0 passed, 1 failed"; exit 1; }
