@@ -24,6 +24,29 @@ count() {
     total_failed=$((total_failed + ${failed:-0}))
 }
 
+# Runs one pass/fail check: its last line when it passes, its last 20 when it fails; counts it as one.
+check() {
+    if "$@" > "$log" 2>&1; then
+        tail -1 "$log"
+        total_passed=$((total_passed + 1))
+    else
+        tail -20 "$log"
+        total_failed=$((total_failed + 1))
+        status=1
+    fi
+}
+
+# systemd-analyze verify on castd's unit (with a binary that exists here), which must print nothing.
+verify_castd_unit() {
+    local dir output verified=0
+    dir=$(mktemp -d)
+    sed "s#/usr/local/bin/castd#/bin/true#" Tools/castd.service > "$dir/castd.service"
+    output=$(systemd-analyze verify "$dir/castd.service" 2>&1) && [ -z "$output" ] || verified=1
+    rm -rf "$dir"
+    [ "$verified" = 0 ] || { echo "$output"; return 1; }
+    echo "castd.service: verified"
+}
+
 echo "== swift format lint (.swift-format; generated protobuf code excluded)"
 git ls-files -z '*.swift' | grep -zv "/Generated/" | xargs -0 swift format lint --strict --configuration .swift-format --parallel > "$log" 2>&1
 lint_status=$?
@@ -38,37 +61,13 @@ else
 fi
 
 echo "== generated protobuf code is fresh (Debian protoc + swift-protobuf's plugin)"
-if Tools/generate-protos.sh --check > "$log" 2>&1; then
-    tail -1 "$log"
-    total_passed=$((total_passed + 1))
-else
-    tail -20 "$log"
-    total_failed=$((total_failed + 1))
-    status=1
-fi
+check Tools/generate-protos.sh --check
 
 echo "== generated OpenAPI code is fresh (swift-openapi-generator, Modules/CastService/openapi.yaml)"
-if Tools/generate-openapi.sh --check > "$log" 2>&1; then
-    tail -1 "$log"
-    total_passed=$((total_passed + 1))
-else
-    tail -20 "$log"
-    total_failed=$((total_failed + 1))
-    status=1
-fi
+check Tools/generate-openapi.sh --check
 
 echo "== castd's systemd unit verifies (systemd-analyze verify Tools/castd.service)"
-unit_dir=$(mktemp -d)
-sed "s#/usr/local/bin/castd#/bin/true#" Tools/castd.service > "$unit_dir/castd.service"
-if systemd-analyze verify "$unit_dir/castd.service" > "$log" 2>&1 && [ ! -s "$log" ]; then
-    echo "castd.service: verified"
-    total_passed=$((total_passed + 1))
-else
-    cat "$log"
-    total_failed=$((total_failed + 1))
-    status=1
-fi
-rm -rf "$unit_dir"
+check verify_castd_unit
 
 echo "== swift build"
 swift build --build-tests 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\]"

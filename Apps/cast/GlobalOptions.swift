@@ -92,16 +92,7 @@ struct CLIRuntime: Sendable {
             environment: environment
         ).resolve()
 
-        var filter = profile.logFilter
-        if profile.value(forKey: "logging.level")?.source.kind == .builtInDefault {
-            filter.minimumLevel = .warning  // a CLI is quiet unless asked
-        }
-        if let spec = global.logFilter {
-            let extra = try LogFilter(level: nil, filterSpec: spec)
-            filter.categoryLevels += extra.categoryLevels
-            filter.messagePatterns += extra.messagePatterns
-        }
-        LoggingBootstrap.once(filter)
+        LoggingBootstrap.once(try profile.commandLineLogFilter(adding: global.logFilter))
         logger = Logger(label: CastLogCategory.app)
 
         var options = profile.options

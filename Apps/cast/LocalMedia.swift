@@ -87,8 +87,7 @@ struct LocalServing {
 
     /// The device's row in the support table: its model, and whether it has a screen (unknown counts as yes).
     static func support(for device: CastDevice) -> DeviceMediaSupport {
-        let playsVideo = device.capabilities.isEmpty || device.capabilities.contains(.videoOut)
-        return .forModel(device.modelName, playsVideo: playsVideo)
+        .forModel(device.modelName, playsVideo: device.mayPlayVideo)
     }
 
     /// Media for a local file (``MediaServer/castableFile(_:device:mode:contentType:title:extraSubtitles:)``), with

@@ -69,13 +69,7 @@ struct Serve: AsyncParsableCommand {
         if !mediaFolders.isEmpty { daemon.mediaFolders = mediaFolders }
         let serverOptions = try CastServiceServer.Options(daemon)
 
-        var filter = profile.logFilter
-        if profile.value(forKey: "logging.level")?.source.kind == .builtInDefault { filter.minimumLevel = .warning }
-        if let logFilter {
-            let extra = try LogFilter(level: nil, filterSpec: logFilter)
-            filter.categoryLevels += extra.categoryLevels
-            filter.messagePatterns += extra.messagePatterns
-        }
+        let filter = try profile.commandLineLogFilter(adding: logFilter)
         let logger = Logger(label: "castd") { label in
             CastLogHandler(label: label, filter: filter, sink: StandardErrorLogSink.write)
         }
@@ -91,10 +85,9 @@ struct Serve: AsyncParsableCommand {
             discovery: DiscoveryManager(configuration: configuration, logger: logger),
             logger: logger
         )
-        let address = serverOptions.address
+        let host = serverOptions.address.host
         try await CastServiceServer(hub: hub, options: serverOptions, logger: logger).run { port in
-            let host = address.host.contains(":") ? "[\(address.host)]" : address.host
-            print("castd: listening on http://\(host):\(port) (API /v1, events /v1/events)")
+            print("castd: listening on http://\(ListenAddress(host: host, port: port)) (API /v1, events /v1/events)")
         }
     }
 }

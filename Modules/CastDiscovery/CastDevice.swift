@@ -75,6 +75,10 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
         addresses.first(where: { !$0.isIPv6 })?.connectableHost ?? addresses.first?.connectableHost ?? hostName ?? ""
     }
 
+    /// Whether the device may play video: it says it has video out, or it says nothing of its capabilities (a
+    /// static host before it answered), which counts as yes so that video is not refused on a guess.
+    public var mayPlayVideo: Bool { capabilities.isEmpty || capabilities.contains(.videoOut) }
+
     /// Whether this record is a speaker group, as the device says: the group capability bit, or the group model.
     /// Never guessed from the port: devices behind a NAT, emulators and proxies use other ports too.
     public var isGroup: Bool {

@@ -227,10 +227,9 @@ public final class DeviceHub: Sendable {
                 defer { current = server }
                 return current
             }?.stop()
-            let playsVideo = device.capabilities.isEmpty || device.capabilities.contains(.videoOut)
             file = try await server.castableFile(
                 real,
-                device: .forModel(device.modelName, playsVideo: playsVideo),
+                device: .forModel(device.modelName, playsVideo: device.mayPlayVideo),
                 title: title
             )
         } catch { throw CastServiceError(error) }

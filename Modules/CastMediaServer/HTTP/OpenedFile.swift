@@ -20,9 +20,7 @@ struct OpenedFile {
     static func openForReading(path: String, inside root: String?, contentType: String?) -> OpenedFile? {
         var target = path
         if let root {
-            guard let resolved = realPath(path), resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
-                return nil
-            }
+            guard let resolved = realPath(path), lies(resolved, inside: root) else { return nil }
             target = resolved
         }
         let descriptor = open(target, O_RDONLY | O_CLOEXEC)
@@ -51,6 +49,12 @@ struct OpenedFile {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+
+    /// Whether the real path `resolved` lies inside `root` (a real path too): below it, not merely beginning with
+    /// the same characters (`/srv/media2` is not inside `/srv/media`).
+    static func lies(_ resolved: String, inside root: String) -> Bool {
+        resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/")
     }
 
     /// The first bytes, as many as sniffing the content type looks at.

@@ -33,7 +33,7 @@ public struct MediaFolders: Sendable {
         let candidates = path.hasPrefix("/") ? [path] : roots.map { $0 + "/" + path }
         for candidate in candidates {
             guard let real = OpenedFile.realPath(candidate), FileKind.isRegularFile(real) else { continue }
-            if roots.contains(where: { real.hasPrefix($0 == "/" ? "/" : $0 + "/") }) { return real }
+            if roots.contains(where: { OpenedFile.lies(real, inside: $0) }) { return real }
         }
         return nil
     }

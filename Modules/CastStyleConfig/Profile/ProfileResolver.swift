@@ -35,6 +35,24 @@ public struct ResolvedProfile: Sendable {
     /// and `logging.message` rows.
     public var provenance: [ConfigValue]
 
+    /// The log filter of a command-line program: ``logFilter``, but quiet (`warning`) unless some layer set
+    /// `logging.level`, with the category rules and message patterns of `filterSpec` (a `--log-filter` value)
+    /// added last so they win.
+    ///
+    /// - Throws: `CastLoggingError` for a malformed `filterSpec`.
+    public func commandLineLogFilter(adding filterSpec: String?) throws(CastLoggingError) -> LogFilter {
+        var filter = logFilter
+        if value(forKey: "logging.level")?.source.kind == .builtInDefault {
+            filter.minimumLevel = .warning
+        }
+        if let filterSpec {
+            let extra = try LogFilter(level: nil, filterSpec: filterSpec)
+            filter.categoryLevels += extra.categoryLevels
+            filter.messagePatterns += extra.messagePatterns
+        }
+        return filter
+    }
+
     /// The first row for `key`, e.g. `timeouts.request`.
     public func value(forKey key: String) -> ConfigValue? {
         provenance.first { $0.key == key }

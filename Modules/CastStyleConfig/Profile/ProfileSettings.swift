@@ -133,12 +133,10 @@ enum ProfileValues {
         return number
     }
 
-    /// A whole number of at least 1 (and at most 2^31 − 1).
+    /// A whole number of at least 1, written in at most 9 characters.
     static func count(_ text: String) throws(ValueProblem) -> Int {
         let value = text.trimmingASCIIWhitespace()
-        guard value.count <= 10, value.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(value),
-            (1...Int(Int32.max)).contains(number)
-        else {
+        guard value.count <= 9, value.allSatisfy(\.isASCII), let number = Int(value), number >= 1 else {
             throw ValueProblem(expectation: "a whole number of at least 1")
         }
         return number
@@ -377,10 +375,11 @@ extension ProfileSetting {
                     target.options.reconnectPolicy.maximumAttempts = nil
                     return
                 }
-                guard value.count <= 9, value.allSatisfy(\.isASCII), let attempts = Int(value), attempts >= 1 else {
+                do {
+                    target.options.reconnectPolicy.maximumAttempts = try ProfileValues.count(value)
+                } catch {
                     throw ValueProblem(expectation: "a whole number of at least 1, or unlimited")
                 }
-                target.options.reconnectPolicy.maximumAttempts = attempts
             },
             current: { $0.options.reconnectPolicy.maximumAttempts.map(String.init) ?? "unlimited" }
         ),
