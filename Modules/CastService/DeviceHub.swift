@@ -262,11 +262,12 @@ public final class DeviceHub: Sendable {
     /// Stops the app the device runs.
     public func stopApplication(on id: String) async throws(CastServiceError) -> DeviceActivity {
         let link = try link(for: id)
+        let session: CastSession
         do {
-            _ = try await mediaSession(for: link, id: id)
+            session = try await mediaSession(for: link, id: id)
             await link.context.sessionManager.endSession(stopCasting: true)
         } catch { throw CastServiceError(error) }
-        return try await settledActivity(of: link)
+        return try await settledActivity(of: link, endedSession: session)
     }
 
     // MARK: - Internals
@@ -334,15 +335,19 @@ public final class DeviceHub: Sendable {
     }
 
     /// What the device does once a command was answered: the session's view (which has the reply's status)
-    /// over the observer's, which may not have seen the broadcast yet.
-    private func settledActivity(of link: Link) async throws(CastServiceError) -> DeviceActivity {
+    /// over the observer's, which may not have seen the broadcast yet. A session the command ended holds the
+    /// receiver's answer to its STOP.
+    private func settledActivity(of link: Link, endedSession: CastSession? = nil) async throws(CastServiceError)
+        -> DeviceActivity
+    {
         let observed = try await follow(link)
         var activity = link.observer.activity ?? observed
         if let session = link.context.sessionManager.currentSession, session.connectionState == .connected {
             if let status = session.deviceStatus { activity.deviceStatus = status }
             if let media = session.remoteMediaClient?.mediaStatus { activity.mediaStatus = media }
-        } else if activity.application == nil {
-            activity.mediaStatus = nil
+        } else {
+            if let status = endedSession?.deviceStatus { activity.deviceStatus = status }
+            if activity.application == nil { activity.mediaStatus = nil }
         }
         return activity
     }

@@ -285,13 +285,18 @@ public final class CastSession: Sendable {
         }
         guard proceed else { return }
         emit(.willEnd(self))
-        if stopApplication, connectionState == .connected {
-            _ = try? await connection.request(
+        if stopApplication, connectionState == .connected,
+            let reply = try? await connection.request(
                 namespace: CastNamespace.receiver,
                 to: CastEndpoint.receiver,
                 payload: ["type": "STOP", "sessionId": .string(sessionID)],
                 timeout: options.requestTimeout
-            )
+            ), let json = try? reply.json(), json["type"]?.stringValue == "RECEIVER_STATUS"
+        {
+            // The receiver's answer to STOP is the session's last word on the device: its app is gone.
+            let status = DeviceStatus(json: json)
+            state.withLockedValue { $0.deviceStatus = status }
+            deviceStatusBroadcaster.yield(status)
         }
         state.withLockedValue { $0.connectionState = .disconnected }
         for waiter in waiters { waiter.resume(returning: false) }
