@@ -37,17 +37,42 @@ public final class DeviceHub: Sendable {
         public init() {}
     }
 
-    private final class Link: Sendable {
+    /// What the hub holds for one followed device.
+    final class Link: Sendable {
         let observer: DeviceObserver
-        let context: CastContext
+        private let currentContext: NIOLockedValueBox<CastContext>
         let started = NIOLockedValueBox<Task<DeviceActivity, any Error>?>(nil)
-        /// Serves the local file the device plays; replaced (and the old one stopped) by the next file loaded.
+        /// Serves the local files the device plays; replaced (and the old one stopped) by the next load or queue.
         let fileServer = NIOLockedValueBox<MediaServer?>(nil)
         let follower = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
         init(observer: DeviceObserver, context: CastContext) {
             self.observer = observer
-            self.context = context
+            self.currentContext = NIOLockedValueBox(context)
+        }
+
+        /// The context whose session commands use.
+        var context: CastContext { currentContext.withLockedValue { $0 } }
+
+        /// A context that launches `applicationID`: the current one when it launches that app the same way, else a
+        /// new one made from `options`, after the current one's session is left (its app keeps running).
+        func context(
+            launching applicationID: String,
+            relaunch: Bool,
+            make: (CastOptions) -> CastContext
+        ) async -> CastContext {
+            let current = context
+            let launch = current.options
+            if launch.receiverApplicationID == applicationID, launch.launchOptions.relaunchIfRunning == relaunch {
+                return current
+            }
+            await current.sessionManager.endSession(stopCasting: false)
+            var options = current.options
+            options.receiverApplicationID = applicationID
+            options.launchOptions.relaunchIfRunning = relaunch
+            let made = make(options)
+            currentContext.withLockedValue { $0 = made }
+            return made
         }
     }
 
@@ -62,11 +87,11 @@ public final class DeviceHub: Sendable {
     public let options: Options
     /// Where devices come from.
     public let discovery: DiscoveryManager
-    private let eventLoopGroup: any EventLoopGroup
-    private let logger: Logger
+    let eventLoopGroup: any EventLoopGroup
+    let logger: Logger
     private let state = NIOLockedValueBox(State())
     private let log: EventLog
-    private let mediaFolders: MediaFolders
+    let mediaFolders: MediaFolders
 
     /// Creates a stopped hub.
     public init(
@@ -148,138 +173,16 @@ public final class DeviceHub: Sendable {
         return log.subscribe(after: lastID)
     }
 
-    // MARK: - Commands
-
-    /// Sets the device's volume level, its mute state, or both (no session needed).
-    public func setVolume(of id: String, level: Double?, muted: Bool?) async throws(CastServiceError) -> DeviceActivity
-    {
-        if let level, !(0...1).contains(level) {
-            throw CastServiceError(.invalidRequest, "level must be between 0 and 1", httpStatus: 400, field: "level")
-        }
-        let link = try link(for: id)
-        let observed = try await follow(link)
-        do {
-            if let level { try await link.observer.setVolume(level) }
-            if let muted { try await link.observer.setMuted(muted) }
-        } catch { throw CastServiceError(error) }
-        return link.observer.activity ?? observed
-    }
-
-    /// Loads `media` in the receiver app of ``Options/cast`` (launched, or joined when it already runs), with
-    /// `activeTrackIDs` enabled.
-    public func load(
-        _ media: MediaInformation,
-        on id: String,
-        autoplay: Bool = true,
-        startTime: Double? = nil,
-        activeTrackIDs: [Int]? = nil
-    ) async throws(CastServiceError) -> DeviceActivity {
-        let link = try link(for: id)
-        do {
-            let manager = link.context.sessionManager
-            let wanted = options.cast.receiverApplicationID
-            var session = manager.currentSession
-            if session?.connectionState != .connected || session?.application.applicationID != wanted {
-                if session != nil { await manager.endSession(stopCasting: false) }
-                session = try await manager.startSession(with: try device(id))
-            }
-            guard let client = session?.remoteMediaClient else {
-                throw CastServiceError(.conflict, "the receiver app does not play media", httpStatus: 409)
-            }
-            var request = LoadRequestData(media: media)
-            request.autoplay = autoplay
-            request.currentTime = startTime
-            request.activeTrackIDs = activeTrackIDs
-            _ = try await client.load(request).response()
-        } catch { throw CastServiceError(error) }
-        return try await settledActivity(of: link)
-    }
-
-    /// Casts the local file at `path` — absolute, or relative to a folder of ``Options/mediaFolders`` — served
-    /// from this machine at an address the device reaches; transcoded when the device cannot play it as it is,
-    /// with its subtitles as tracks (``MediaServer/castableFile(_:device:mode:contentType:title:extraSubtitles:)``).
-    ///
-    /// - Throws: ``CastServiceError/Code/forbiddenPath`` (403) when the path is not a regular file inside a media
-    ///   folder (after resolving `..` and symbolic links), whether or not it exists elsewhere.
-    public func load(
-        file path: String,
-        on id: String,
-        title: String? = nil,
-        autoplay: Bool = true,
-        startTime: Double? = nil
-    ) async throws(CastServiceError) -> DeviceActivity {
-        guard let real = mediaFolders.file(path) else {
-            throw CastServiceError(
-                .forbiddenPath,
-                mediaFolders.isEmpty
-                    ? "castd casts no local files: no media folder is configured (--media-folder)"
-                    : "'\(path)' is not a readable file inside the media folders",
-                httpStatus: 403,
-                field: "file"
-            )
-        }
-        let device = try device(id)
-        let link = try link(for: id)
-        let file: CastableFile
-        do {
-            let server = try await MediaServer.start(reaching: device.host)
-            await link.fileServer.withLockedValue { current in
-                defer { current = server }
-                return current
-            }?.stop()
-            file = try await server.castableFile(
-                real,
-                device: .forModel(device.modelName, playsVideo: device.mayPlayVideo),
-                title: title
-            )
-        } catch { throw CastServiceError(error) }
-        return try await load(
-            file.media,
-            on: id,
-            autoplay: autoplay,
-            startTime: startTime,
-            activeTrackIDs: file.activeTrackIDs
-        )
-    }
-
-    /// A transport command for what the device plays, through a session that joins the running app.
-    public func control(_ command: MediaCommand, on id: String) async throws(CastServiceError) -> DeviceActivity {
-        let link = try link(for: id)
-        do {
-            let session = try await mediaSession(for: link, id: id)
-            guard let client = session.remoteMediaClient else {
-                throw CastServiceError(
-                    .conflict,
-                    "\(session.application.displayName) does not play media",
-                    httpStatus: 409
-                )
-            }
-            _ = try await command.request(on: client).response()
-        } catch { throw CastServiceError(error) }
-        return try await settledActivity(of: link)
-    }
-
-    /// Stops the app the device runs.
-    public func stopApplication(on id: String) async throws(CastServiceError) -> DeviceActivity {
-        let link = try link(for: id)
-        let session: CastSession
-        do {
-            session = try await mediaSession(for: link, id: id)
-            await link.context.sessionManager.endSession(stopCasting: true)
-        } catch { throw CastServiceError(error) }
-        return try await settledActivity(of: link, endedSession: session)
-    }
-
     // MARK: - Internals
 
-    private func device(_ id: String) throws(CastServiceError) -> CastDevice {
+    func device(_ id: String) throws(CastServiceError) -> CastDevice {
         guard let device = discovery.device(withID: id) else {
             throw CastServiceError(.deviceNotFound, "no device has the id '\(id)'", httpStatus: 404)
         }
         return device
     }
 
-    private func link(for id: String) throws(CastServiceError) -> Link {
+    func link(for id: String) throws(CastServiceError) -> Link {
         let device = try device(id)
         return state.withLockedValue { state in
             if let link = state.links[id] { return link }
@@ -301,7 +204,7 @@ public final class DeviceHub: Sendable {
 
     /// Starts following once; later callers wait for the same start. A failed start is forgotten so the next
     /// request tries again.
-    private func follow(_ link: Link) async throws(CastServiceError) -> DeviceActivity {
+    func follow(_ link: Link) async throws(CastServiceError) -> DeviceActivity {
         let task = link.started.withLockedValue { started in
             if let started { return started }
             let task = Task { try await link.observer.start() }
@@ -326,7 +229,7 @@ public final class DeviceHub: Sendable {
     }
 
     /// The session for commands: the current one while it lives, else a join of the running app.
-    private func mediaSession(for link: Link, id: String) async throws -> CastSession {
+    func mediaSession(for link: Link, id: String) async throws -> CastSession {
         let manager = link.context.sessionManager
         if let session = manager.currentSession, session.connectionState != .disconnected {
             return session
@@ -337,7 +240,7 @@ public final class DeviceHub: Sendable {
     /// What the device does once a command was answered: the session's view (which has the reply's status)
     /// over the observer's, which may not have seen the broadcast yet. A session the command ended holds the
     /// receiver's answer to its STOP.
-    private func settledActivity(of link: Link, endedSession: CastSession? = nil) async throws(CastServiceError)
+    func settledActivity(of link: Link, endedSession: CastSession? = nil) async throws(CastServiceError)
         -> DeviceActivity
     {
         let observed = try await follow(link)

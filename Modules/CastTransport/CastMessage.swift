@@ -122,3 +122,13 @@ extension CastMessage {
         return proto
     }
 }
+
+extension CastMessage.Payload {
+    /// The payload as text: a string as it is, bytes as `<N bytes>`.
+    public var text: String {
+        switch self {
+        case .string(let text): text
+        case .binary(let bytes): "<\(bytes.count) bytes>"
+        }
+    }
+}

@@ -195,12 +195,12 @@ struct SendCommand: AsyncParsableCommand {
         let (namespace, waitReply) = (self.namespace, self.waitReply)
         try await CLIRuntime.withControlledSession(global) { runtime, session in
             let channel = try runtime.attachChannel(namespace, to: session)
-            let replies = channel.messages()
-            try await channel.sendTextMessage(text)
             if waitReply {
-                let reply = try await firstMessage(replies, within: runtime.global.timeout ?? 10)
+                let timeout = Duration.milliseconds(Int64((runtime.global.timeout ?? 10) * 1000))
+                let reply = try await channel.sendTextMessage(text, awaitingReplyWithin: timeout).text
                 runtime.emit(json: ["reply": .string(reply)], text: reply)
             } else {
+                try await channel.sendTextMessage(text)
                 runtime.emit(json: ["sent": true], text: "sent")
             }
         }
@@ -402,30 +402,6 @@ enum DeviceWatcher {
         for await event in events {
             runtime.emit(json: ["event": .string("\(event)")], text: "\(event)")
         }
-    }
-}
-
-/// Waits for the first text message, up to `seconds`.
-func firstMessage(_ stream: AsyncStream<CastMessage.Payload>, within seconds: Double) async throws -> String {
-    try await withThrowingTaskGroup(of: String?.self) { group in
-        group.addTask {
-            for await payload in stream {
-                switch payload {
-                case .string(let text): return text
-                case .binary(let bytes): return "<\(bytes.count) bytes>"
-                }
-            }
-            return nil
-        }
-        group.addTask {
-            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let text = first else {
-            throw CLIError(.timedOut, "no reply within \(seconds) s")
-        }
-        return text
     }
 }
 

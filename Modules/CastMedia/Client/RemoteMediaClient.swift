@@ -72,8 +72,7 @@ public final class RemoteMediaClient: Sendable {
     public static let monotonicSeconds: @Sendable () -> Double = {
         let origin = ContinuousClock.now
         return {
-            let elapsed = ContinuousClock.now - origin
-            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            (ContinuousClock.now - origin).inSeconds
         }
     }()
 

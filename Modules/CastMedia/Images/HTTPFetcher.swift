@@ -121,9 +121,7 @@ public struct HTTPFetcher: Sendable {
         let response = eventLoop.makePromise(of: Response.self)
         let limit = maximumBodyBytes
         let tlsContext = self.tlsContext
-        let timeout = TimeAmount.nanoseconds(
-            Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        )
+        let timeout = TimeAmount.nanoseconds(timeout.inNanoseconds)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(timeout)
             .channelInitializer { channel in

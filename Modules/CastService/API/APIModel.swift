@@ -4,6 +4,7 @@ import CastMediaServer
 import CastSession
 import CastTransport
 import Foundation
+import OpenAPIRuntime
 
 /// Conversions between the library's values and the API's schemas (`openapi.yaml`).
 enum APIModel {
@@ -62,19 +63,60 @@ enum APIModel {
             volume: status.volumeLevel,
             muted: status.isMuted,
             activeTrackIds: status.activeTrackIDs,
-            currentItemId: status.currentItemID
+            currentItemId: status.currentItemID,
+            repeatMode: status.repeatMode.flatMap { .init(rawValue: $0.rawValue) },
+            tracks: status.media?.tracks.map { $0.map(track) }
         )
     }
 
-    /// What a load request names: an http(s) URL, or a local file left for the hub to check against the media
-    /// folders.
-    enum LoadSource {
-        case url(MediaInformation)
-        case file(String)
+    static func track(_ track: MediaTrack) -> Components.Schemas.Track {
+        Components.Schemas.Track(
+            id: track.id,
+            _type: .init(rawValue: track.kind.rawValue) ?? .text,
+            name: track.name,
+            language: track.language,
+            subtype: track.subtype?.rawValue
+        )
     }
 
-    static func source(of request: Components.Schemas.LoadRequest) throws(CastServiceError) -> LoadSource {
-        switch (request.url, request.file) {
+    static func queue(_ contents: MediaQueueContents) -> Components.Schemas.Queue {
+        Components.Schemas.Queue(
+            items: contents.items.compactMap { item in
+                item.itemID.map {
+                    Components.Schemas.QueueEntry(
+                        itemId: $0,
+                        title: item.media.metadata?.displayTitle,
+                        contentId: item.media.contentID,
+                        duration: item.media.duration
+                    )
+                }
+            },
+            currentItemId: contents.currentItemID,
+            repeatMode: contents.repeatMode.flatMap { .init(rawValue: $0.rawValue) }
+        )
+    }
+
+    static func source(of request: Components.Schemas.LoadRequest) throws(CastServiceError) -> MediaSource {
+        try source(url: request.url, file: request.file, contentType: request.contentType, title: request.title)
+    }
+
+    static func source(of item: Components.Schemas.QueueItemSource, at index: Int) throws(CastServiceError)
+        -> MediaSource
+    {
+        do {
+            return try source(url: item.url, file: item.file, contentType: item.contentType, title: item.title)
+        } catch {
+            var error = error
+            error.field = "items[\(index)].\(error.field ?? "url")"
+            throw error
+        }
+    }
+
+    /// What a load names: an http(s) URL, or a local file left for the hub to check against the media folders.
+    static func source(url: String?, file: String?, contentType: String?, title: String?) throws(CastServiceError)
+        -> MediaSource
+    {
+        switch (url, file) {
         case (let url?, nil):
             guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
                 throw CastServiceError(
@@ -86,13 +128,13 @@ enum APIModel {
             }
             var media = MediaInformation(
                 contentID: url,
-                contentType: request.contentType ?? MediaSniffer.mimeType(forURL: url) ?? "video/mp4"
+                contentType: contentType ?? MediaSniffer.mimeType(forURL: url) ?? "video/mp4"
             )
             let name = url.split(separator: "?").first?.split(separator: "/").last.map(String.init) ?? url
-            media.metadata = .generic(title: request.title ?? name)
-            return .url(media)
+            media.metadata = .generic(title: title ?? name)
+            return .media(media)
         case (nil, let file?):
-            return .file(file)
+            return .file(file, title: title)
         case (nil, nil):
             throw CastServiceError(.invalidRequest, "give url or file", httpStatus: 400, field: "url")
         case (_?, _?):
@@ -133,6 +175,50 @@ enum APIModel {
             }
             return .rate(rate)
         }
+    }
+
+    static func repeatMode(_ mode: Components.Schemas.RepeatMode) -> RepeatMode {
+        RepeatMode(rawValue: mode.rawValue) ?? .off
+    }
+
+    static func textStyle(_ style: Components.Schemas.TextStyle) throws(CastServiceError) -> TextTrackStyle {
+        if let scale = style.fontScale, !(0.1...5).contains(scale) {
+            throw CastServiceError(
+                .invalidRequest,
+                "fontScale must be between 0.1 and 5",
+                httpStatus: 400,
+                field: "textStyle.fontScale"
+            )
+        }
+        let colors = [
+            ("foregroundColor", style.foregroundColor), ("backgroundColor", style.backgroundColor),
+            ("edgeColor", style.edgeColor),
+        ]
+        for case (let name, let color?) in colors
+        where color.count != 9 || color.first != "#" || !color.dropFirst().allSatisfy(\.isHexDigit) {
+            throw CastServiceError(
+                .invalidRequest,
+                "\(name) must be #RRGGBBAA",
+                httpStatus: 400,
+                field: "textStyle.\(name)"
+            )
+        }
+        var result = TextTrackStyle()
+        result.fontScale = style.fontScale
+        result.foregroundColor = style.foregroundColor
+        result.backgroundColor = style.backgroundColor
+        result.edgeColor = style.edgeColor
+        result.edgeType = style.edgeType?.rawValue
+        result.fontFamily = style.fontFamily
+        return result
+    }
+
+    /// A custom-channel message as text: a JSON string as it is, any other JSON value as its JSON text.
+    static func messageText(_ message: OpenAPIValueContainer) -> String {
+        if let text = message.value as? String { return text }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 
     static func problem(_ error: CastServiceError) -> Components.Responses.Problem {

@@ -27,16 +27,85 @@ extension ProblemOutput {
     }
 }
 
+/// An operation output whose success is the device's state.
+protocol DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self
+}
+
 extension Operations.GetDevice.Output: ProblemOutput {}
-extension Operations.StopApp.Output: ProblemOutput {}
-extension Operations.SetVolume.Output: ProblemOutput {
+extension Operations.GetQueue.Output: ProblemOutput {
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [409: conflict] }
+}
+extension Operations.SendMessage.Output: ProblemOutput {
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] {
+        [400: badRequest, 403: forbidden, 409: conflict]
+    }
+}
+extension Operations.SetVolume.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
     static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [400: badRequest] }
 }
-extension Operations.LoadMedia.Output: ProblemOutput {
+extension Operations.LaunchApp.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] {
+        [400: badRequest, 403: forbidden, 409: conflict]
+    }
+}
+extension Operations.StopApp.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+}
+extension Operations.JoinSession.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [403: forbidden, 409: conflict] }
+}
+extension Operations.LeaveSession.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+}
+extension Operations.LoadMedia.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
     static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] {
         [400: badRequest, 403: forbidden, 422: unprocessableContent, 501: notImplemented]
     }
 }
-extension Operations.ControlMedia.Output: ProblemOutput {
+extension Operations.ControlMedia.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
     static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [400: badRequest, 409: conflict] }
+}
+extension Operations.SetTracks.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] {
+        [400: badRequest, 403: forbidden, 409: conflict]
+    }
+}
+extension Operations.LoadQueue.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] {
+        [400: badRequest, 403: forbidden, 409: conflict, 422: unprocessableContent, 501: notImplemented]
+    }
+}
+extension Operations.InsertQueueItems.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] {
+        [400: badRequest, 403: forbidden, 409: conflict, 422: unprocessableContent, 501: notImplemented]
+    }
+}
+extension Operations.RemoveQueueItem.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [403: forbidden, 409: conflict] }
+}
+extension Operations.PlayQueueItem.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [403: forbidden, 409: conflict] }
+}
+extension Operations.MoveQueueItem.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] {
+        [400: badRequest, 403: forbidden, 409: conflict]
+    }
+}
+extension Operations.SetRepeatMode.Output: ProblemOutput, DeviceStateOutput {
+    static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] {
+        [400: badRequest, 403: forbidden, 409: conflict]
+    }
 }

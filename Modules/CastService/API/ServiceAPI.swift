@@ -25,29 +25,36 @@ struct ServiceAPI: APIProtocol {
 
     func setVolume(_ input: Operations.SetVolume.Input) async throws -> Operations.SetVolume.Output {
         guard case .json(let change) = input.body else { throw APIModel.unsupportedBody }
-        do {
+        return try await answer(input.path.deviceId) {
             guard change.level != nil || change.muted != nil else {
                 throw CastServiceError(.invalidRequest, "give level, muted or both", httpStatus: 400, field: "level")
             }
-            let activity = try await hub.setVolume(of: input.path.deviceId, level: change.level, muted: change.muted)
-            return .ok(.init(body: .json(APIModel.state(activity))))
-        } catch {
-            return .answering(error)
+            return .setVolume(level: change.level, muted: change.muted)
+        }
+    }
+
+    func launchApp(_ input: Operations.LaunchApp.Input) async throws -> Operations.LaunchApp.Output {
+        guard case .json(let request) = input.body else { throw APIModel.unsupportedBody }
+        return try await answer(input.path.deviceId) {
+            .launch(applicationID: request.appId, relaunch: request.relaunch ?? false)
         }
     }
 
     func stopApp(_ input: Operations.StopApp.Input) async throws -> Operations.StopApp.Output {
-        do {
-            return .ok(.init(body: .json(APIModel.state(try await hub.stopApplication(on: input.path.deviceId)))))
-        } catch {
-            return .answering(error)
-        }
+        try await answer(input.path.deviceId) { .stopApplication }
+    }
+
+    func joinSession(_ input: Operations.JoinSession.Input) async throws -> Operations.JoinSession.Output {
+        try await answer(input.path.deviceId) { .join }
+    }
+
+    func leaveSession(_ input: Operations.LeaveSession.Input) async throws -> Operations.LeaveSession.Output {
+        try await answer(input.path.deviceId) { .leave }
     }
 
     func loadMedia(_ input: Operations.LoadMedia.Input) async throws -> Operations.LoadMedia.Output {
         guard case .json(let request) = input.body else { throw APIModel.unsupportedBody }
-        do {
-            let source = try APIModel.source(of: request)
+        return try await answer(input.path.deviceId) {
             if let start = request.startTime, !(start >= 0) {
                 throw CastServiceError(
                     .invalidRequest,
@@ -56,41 +63,111 @@ struct ServiceAPI: APIProtocol {
                     field: "startTime"
                 )
             }
-            let activity: DeviceActivity
-            switch source {
-            case .url(let media):
-                activity = try await hub.load(
-                    media,
-                    on: input.path.deviceId,
-                    autoplay: request.autoplay ?? true,
-                    startTime: request.startTime
+            return .load(
+                try APIModel.source(of: request),
+                autoplay: request.autoplay ?? true,
+                startTime: request.startTime
+            )
+        }
+    }
+
+    func controlMedia(_ input: Operations.ControlMedia.Input) async throws -> Operations.ControlMedia.Output {
+        try await answer(input.path.deviceId) {
+            let query = input.query
+            return .control(
+                try APIModel.command(
+                    input.path.command,
+                    position: query.position,
+                    relative: query.relative,
+                    rate: query.rate
                 )
-            case .file(let path):
-                activity = try await hub.load(
-                    file: path,
-                    on: input.path.deviceId,
-                    title: request.title,
-                    autoplay: request.autoplay ?? true,
-                    startTime: request.startTime
-                )
-            }
-            return .ok(.init(body: .json(APIModel.state(activity))))
+            )
+        }
+    }
+
+    func setTracks(_ input: Operations.SetTracks.Input) async throws -> Operations.SetTracks.Output {
+        guard case .json(let change) = input.body else { throw APIModel.unsupportedBody }
+        return try await answer(input.path.deviceId) {
+            .setTracks(activeTrackIDs: change.activeTrackIds, style: try change.textStyle.map(APIModel.textStyle))
+        }
+    }
+
+    func getQueue(_ input: Operations.GetQueue.Input) async throws -> Operations.GetQueue.Output {
+        do {
+            return .ok(.init(body: .json(APIModel.queue(try await hub.queue(of: input.path.deviceId)))))
         } catch {
             return .answering(error)
         }
     }
 
-    func controlMedia(_ input: Operations.ControlMedia.Input) async throws -> Operations.ControlMedia.Output {
-        do {
-            let query = input.query
-            let command = try APIModel.command(
-                input.path.command,
-                position: query.position,
-                relative: query.relative,
-                rate: query.rate
+    func loadQueue(_ input: Operations.LoadQueue.Input) async throws -> Operations.LoadQueue.Output {
+        guard case .json(let request) = input.body else { throw APIModel.unsupportedBody }
+        return try await answer(input.path.deviceId) {
+            .loadQueue(
+                try request.items.enumerated().map { index, item throws(CastServiceError) in
+                    try APIModel.source(of: item, at: index)
+                },
+                startIndex: request.startIndex ?? 0,
+                repeatMode: request.repeatMode.map(APIModel.repeatMode)
             )
-            let activity = try await hub.control(command, on: input.path.deviceId)
-            return .ok(.init(body: .json(APIModel.state(activity))))
+        }
+    }
+
+    func insertQueueItems(_ input: Operations.InsertQueueItems.Input) async throws
+        -> Operations.InsertQueueItems.Output
+    {
+        guard case .json(let request) = input.body else { throw APIModel.unsupportedBody }
+        return try await answer(input.path.deviceId) {
+            .insertIntoQueue(
+                try request.items.enumerated().map { index, item throws(CastServiceError) in
+                    try APIModel.source(of: item, at: index)
+                },
+                before: request.insertBefore,
+                play: request.play ?? false
+            )
+        }
+    }
+
+    func removeQueueItem(_ input: Operations.RemoveQueueItem.Input) async throws -> Operations.RemoveQueueItem.Output {
+        try await answer(input.path.deviceId) { .removeFromQueue(itemID: input.path.itemId) }
+    }
+
+    func playQueueItem(_ input: Operations.PlayQueueItem.Input) async throws -> Operations.PlayQueueItem.Output {
+        try await answer(input.path.deviceId) { .playQueueItem(itemID: input.path.itemId) }
+    }
+
+    func moveQueueItem(_ input: Operations.MoveQueueItem.Input) async throws -> Operations.MoveQueueItem.Output {
+        guard case .json(let move) = input.body else { throw APIModel.unsupportedBody }
+        return try await answer(input.path.deviceId) { .moveQueueItem(itemID: input.path.itemId, before: move.before) }
+    }
+
+    func setRepeatMode(_ input: Operations.SetRepeatMode.Input) async throws -> Operations.SetRepeatMode.Output {
+        guard case .json(let change) = input.body else { throw APIModel.unsupportedBody }
+        return try await answer(input.path.deviceId) { .setRepeatMode(APIModel.repeatMode(change.mode)) }
+    }
+
+    func sendMessage(_ input: Operations.SendMessage.Input) async throws -> Operations.SendMessage.Output {
+        guard case .json(let request) = input.body else { throw APIModel.unsupportedBody }
+        do {
+            let reply = try await hub.send(
+                APIModel.messageText(request.message),
+                namespace: input.path.namespace,
+                on: input.path.deviceId,
+                awaitingReply: request.waitForReply ?? false
+            )
+            return .ok(.init(body: .json(.init(sent: true, reply: reply))))
+        } catch {
+            return .answering(error)
+        }
+    }
+
+    /// Performs the command `command` builds on the device, answering its state or the problem it met.
+    private func answer<Output: ProblemOutput & DeviceStateOutput>(
+        _ deviceID: String,
+        _ command: () throws -> DeviceCommand
+    ) async throws -> Output {
+        do {
+            return .answering(APIModel.state(try await hub.perform(try command(), on: deviceID)))
         } catch {
             return .answering(error)
         }

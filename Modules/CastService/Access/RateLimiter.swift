@@ -1,3 +1,4 @@
+import CastTransport
 import NIOConcurrencyHelpers
 
 /// How many requests one client may make: a token bucket per client address.
@@ -40,7 +41,7 @@ final class RateLimiter: Sendable {
         let rate = max(limit.requestsPerSecond, 0.001)
         return buckets.withLockedValue { buckets in
             var bucket = buckets[client] ?? Bucket(tokens: capacity, updated: time)
-            let elapsed = Self.seconds(time - bucket.updated)
+            let elapsed = (time - bucket.updated).inSeconds
             bucket.tokens = min(capacity, bucket.tokens + max(elapsed, 0) * rate)
             bucket.updated = time
             defer {
@@ -59,13 +60,9 @@ final class RateLimiter: Sendable {
     private static func forgetIdle(_ buckets: inout [String: Bucket], at time: Duration, capacity: Double, rate: Double)
     {
         let count = buckets.count
-        buckets = buckets.filter { $0.value.tokens + seconds(time - $0.value.updated) * rate < capacity }
+        buckets = buckets.filter { $0.value.tokens + (time - $0.value.updated).inSeconds * rate < capacity }
         if buckets.count == count, let oldest = buckets.min(by: { $0.value.updated < $1.value.updated }) {
             buckets[oldest.key] = nil
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 }

@@ -258,6 +258,10 @@ extension Components {
             internal var activeTrackIds: [Swift.Int]?
             /// - Remark: Generated from `#/components/schemas/MediaState/currentItemId`.
             internal var currentItemId: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/MediaState/repeatMode`.
+            internal var repeatMode: Components.Schemas.RepeatMode?
+            /// - Remark: Generated from `#/components/schemas/MediaState/tracks`.
+            internal var tracks: [Components.Schemas.Track]?
             /// Creates a new `MediaState`.
             ///
             /// - Parameters:
@@ -275,6 +279,8 @@ extension Components {
             ///   - muted:
             ///   - activeTrackIds:
             ///   - currentItemId:
+            ///   - repeatMode:
+            ///   - tracks:
             internal init(
                 mediaSessionId: Swift.Int,
                 playerState: Components.Schemas.MediaState.PlayerStatePayload,
@@ -289,7 +295,9 @@ extension Components {
                 volume: Swift.Double? = nil,
                 muted: Swift.Bool? = nil,
                 activeTrackIds: [Swift.Int]? = nil,
-                currentItemId: Swift.Int? = nil
+                currentItemId: Swift.Int? = nil,
+                repeatMode: Components.Schemas.RepeatMode? = nil,
+                tracks: [Components.Schemas.Track]? = nil
             ) {
                 self.mediaSessionId = mediaSessionId
                 self.playerState = playerState
@@ -305,6 +313,8 @@ extension Components {
                 self.muted = muted
                 self.activeTrackIds = activeTrackIds
                 self.currentItemId = currentItemId
+                self.repeatMode = repeatMode
+                self.tracks = tracks
             }
             internal enum CodingKeys: String, CodingKey {
                 case mediaSessionId
@@ -321,6 +331,8 @@ extension Components {
                 case muted
                 case activeTrackIds
                 case currentItemId
+                case repeatMode
+                case tracks
             }
         }
         /// - Remark: Generated from `#/components/schemas/VolumeChange`.
@@ -409,6 +421,416 @@ extension Components {
             case next = "next"
             case previous = "previous"
             case skipAd = "skipAd"
+        }
+        /// - Remark: Generated from `#/components/schemas/LaunchRequest`.
+        internal struct LaunchRequest: Codable, Hashable, Sendable {
+            /// The receiver app's id (`CC1AD845` is the Default Media Receiver).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LaunchRequest/appId`.
+            internal var appId: Swift.String
+            /// Stop and launch the app again when it already runs.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LaunchRequest/relaunch`.
+            internal var relaunch: Swift.Bool?
+            /// Creates a new `LaunchRequest`.
+            ///
+            /// - Parameters:
+            ///   - appId: The receiver app's id (`CC1AD845` is the Default Media Receiver).
+            ///   - relaunch: Stop and launch the app again when it already runs.
+            internal init(
+                appId: Swift.String,
+                relaunch: Swift.Bool? = nil
+            ) {
+                self.appId = appId
+                self.relaunch = relaunch
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case appId
+                case relaunch
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Track`.
+        internal struct Track: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Track/id`.
+            internal var id: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Track/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case text = "TEXT"
+                case audio = "AUDIO"
+                case video = "VIDEO"
+            }
+            /// - Remark: Generated from `#/components/schemas/Track/type`.
+            internal var _type: Components.Schemas.Track._TypePayload
+            /// - Remark: Generated from `#/components/schemas/Track/name`.
+            internal var name: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Track/language`.
+            internal var language: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Track/subtype`.
+            internal var subtype: Swift.String?
+            /// Creates a new `Track`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - _type:
+            ///   - name:
+            ///   - language:
+            ///   - subtype:
+            internal init(
+                id: Swift.Int,
+                _type: Components.Schemas.Track._TypePayload,
+                name: Swift.String? = nil,
+                language: Swift.String? = nil,
+                subtype: Swift.String? = nil
+            ) {
+                self.id = id
+                self._type = _type
+                self.name = name
+                self.language = language
+                self.subtype = subtype
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case _type = "type"
+                case name
+                case language
+                case subtype
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TracksChange`.
+        internal struct TracksChange: Codable, Hashable, Sendable {
+            /// The tracks to enable; an empty list turns subtitles off.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TracksChange/activeTrackIds`.
+            internal var activeTrackIds: [Swift.Int]
+            /// - Remark: Generated from `#/components/schemas/TracksChange/textStyle`.
+            internal var textStyle: Components.Schemas.TextStyle?
+            /// Creates a new `TracksChange`.
+            ///
+            /// - Parameters:
+            ///   - activeTrackIds: The tracks to enable; an empty list turns subtitles off.
+            ///   - textStyle:
+            internal init(
+                activeTrackIds: [Swift.Int],
+                textStyle: Components.Schemas.TextStyle? = nil
+            ) {
+                self.activeTrackIds = activeTrackIds
+                self.textStyle = textStyle
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case activeTrackIds
+                case textStyle
+            }
+        }
+        /// How subtitles look. Colors are `#RRGGBBAA`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/TextStyle`.
+        internal struct TextStyle: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TextStyle/fontScale`.
+            internal var fontScale: Swift.Double?
+            /// - Remark: Generated from `#/components/schemas/TextStyle/foregroundColor`.
+            internal var foregroundColor: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/TextStyle/backgroundColor`.
+            internal var backgroundColor: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/TextStyle/edgeColor`.
+            internal var edgeColor: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/TextStyle/edgeType`.
+            internal enum EdgeTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case none = "NONE"
+                case outline = "OUTLINE"
+                case dropShadow = "DROP_SHADOW"
+                case raised = "RAISED"
+                case depressed = "DEPRESSED"
+            }
+            /// - Remark: Generated from `#/components/schemas/TextStyle/edgeType`.
+            internal var edgeType: Components.Schemas.TextStyle.EdgeTypePayload?
+            /// - Remark: Generated from `#/components/schemas/TextStyle/fontFamily`.
+            internal var fontFamily: Swift.String?
+            /// Creates a new `TextStyle`.
+            ///
+            /// - Parameters:
+            ///   - fontScale:
+            ///   - foregroundColor:
+            ///   - backgroundColor:
+            ///   - edgeColor:
+            ///   - edgeType:
+            ///   - fontFamily:
+            internal init(
+                fontScale: Swift.Double? = nil,
+                foregroundColor: Swift.String? = nil,
+                backgroundColor: Swift.String? = nil,
+                edgeColor: Swift.String? = nil,
+                edgeType: Components.Schemas.TextStyle.EdgeTypePayload? = nil,
+                fontFamily: Swift.String? = nil
+            ) {
+                self.fontScale = fontScale
+                self.foregroundColor = foregroundColor
+                self.backgroundColor = backgroundColor
+                self.edgeColor = edgeColor
+                self.edgeType = edgeType
+                self.fontFamily = fontFamily
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case fontScale
+                case foregroundColor
+                case backgroundColor
+                case edgeColor
+                case edgeType
+                case fontFamily
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RepeatMode`.
+        internal enum RepeatMode: String, Codable, Hashable, Sendable, CaseIterable {
+            case repeatOff = "REPEAT_OFF"
+            case repeatAll = "REPEAT_ALL"
+            case repeatSingle = "REPEAT_SINGLE"
+            case repeatAllAndShuffle = "REPEAT_ALL_AND_SHUFFLE"
+        }
+        /// One item to queue; give exactly one of `url` and `file` (as for a load).
+        ///
+        /// - Remark: Generated from `#/components/schemas/QueueItemSource`.
+        internal struct QueueItemSource: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/QueueItemSource/url`.
+            internal var url: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/QueueItemSource/file`.
+            internal var file: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/QueueItemSource/contentType`.
+            internal var contentType: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/QueueItemSource/title`.
+            internal var title: Swift.String?
+            /// Creates a new `QueueItemSource`.
+            ///
+            /// - Parameters:
+            ///   - url:
+            ///   - file:
+            ///   - contentType:
+            ///   - title:
+            internal init(
+                url: Swift.String? = nil,
+                file: Swift.String? = nil,
+                contentType: Swift.String? = nil,
+                title: Swift.String? = nil
+            ) {
+                self.url = url
+                self.file = file
+                self.contentType = contentType
+                self.title = title
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case url
+                case file
+                case contentType
+                case title
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/QueueLoadRequest`.
+        internal struct QueueLoadRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/QueueLoadRequest/items`.
+            internal var items: [Components.Schemas.QueueItemSource]
+            /// - Remark: Generated from `#/components/schemas/QueueLoadRequest/startIndex`.
+            internal var startIndex: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/QueueLoadRequest/repeatMode`.
+            internal var repeatMode: Components.Schemas.RepeatMode?
+            /// Creates a new `QueueLoadRequest`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - startIndex:
+            ///   - repeatMode:
+            internal init(
+                items: [Components.Schemas.QueueItemSource],
+                startIndex: Swift.Int? = nil,
+                repeatMode: Components.Schemas.RepeatMode? = nil
+            ) {
+                self.items = items
+                self.startIndex = startIndex
+                self.repeatMode = repeatMode
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case items
+                case startIndex
+                case repeatMode
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/QueueInsertRequest`.
+        internal struct QueueInsertRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/QueueInsertRequest/items`.
+            internal var items: [Components.Schemas.QueueItemSource]
+            /// The item id to insert before; the items are appended when absent.
+            ///
+            /// - Remark: Generated from `#/components/schemas/QueueInsertRequest/insertBefore`.
+            internal var insertBefore: Swift.Int?
+            /// Play the first inserted item at once (only one item may be given).
+            ///
+            /// - Remark: Generated from `#/components/schemas/QueueInsertRequest/play`.
+            internal var play: Swift.Bool?
+            /// Creates a new `QueueInsertRequest`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - insertBefore: The item id to insert before; the items are appended when absent.
+            ///   - play: Play the first inserted item at once (only one item may be given).
+            internal init(
+                items: [Components.Schemas.QueueItemSource],
+                insertBefore: Swift.Int? = nil,
+                play: Swift.Bool? = nil
+            ) {
+                self.items = items
+                self.insertBefore = insertBefore
+                self.play = play
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case items
+                case insertBefore
+                case play
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/QueueMove`.
+        internal struct QueueMove: Codable, Hashable, Sendable {
+            /// The item id to move before; the end of the queue when absent.
+            ///
+            /// - Remark: Generated from `#/components/schemas/QueueMove/before`.
+            internal var before: Swift.Int?
+            /// Creates a new `QueueMove`.
+            ///
+            /// - Parameters:
+            ///   - before: The item id to move before; the end of the queue when absent.
+            internal init(before: Swift.Int? = nil) {
+                self.before = before
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case before
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RepeatChange`.
+        internal struct RepeatChange: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RepeatChange/mode`.
+            internal var mode: Components.Schemas.RepeatMode
+            /// Creates a new `RepeatChange`.
+            ///
+            /// - Parameters:
+            ///   - mode:
+            internal init(mode: Components.Schemas.RepeatMode) {
+                self.mode = mode
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case mode
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Queue`.
+        internal struct Queue: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Queue/items`.
+            internal var items: [Components.Schemas.QueueEntry]
+            /// - Remark: Generated from `#/components/schemas/Queue/currentItemId`.
+            internal var currentItemId: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/Queue/repeatMode`.
+            internal var repeatMode: Components.Schemas.RepeatMode?
+            /// Creates a new `Queue`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - currentItemId:
+            ///   - repeatMode:
+            internal init(
+                items: [Components.Schemas.QueueEntry],
+                currentItemId: Swift.Int? = nil,
+                repeatMode: Components.Schemas.RepeatMode? = nil
+            ) {
+                self.items = items
+                self.currentItemId = currentItemId
+                self.repeatMode = repeatMode
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case items
+                case currentItemId
+                case repeatMode
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/QueueEntry`.
+        internal struct QueueEntry: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/QueueEntry/itemId`.
+            internal var itemId: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/QueueEntry/title`.
+            internal var title: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/QueueEntry/contentId`.
+            internal var contentId: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/QueueEntry/duration`.
+            internal var duration: Swift.Double?
+            /// Creates a new `QueueEntry`.
+            ///
+            /// - Parameters:
+            ///   - itemId:
+            ///   - title:
+            ///   - contentId:
+            ///   - duration:
+            internal init(
+                itemId: Swift.Int,
+                title: Swift.String? = nil,
+                contentId: Swift.String? = nil,
+                duration: Swift.Double? = nil
+            ) {
+                self.itemId = itemId
+                self.title = title
+                self.contentId = contentId
+                self.duration = duration
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case itemId
+                case title
+                case contentId
+                case duration
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ChannelMessage`.
+        internal struct ChannelMessage: Codable, Hashable, Sendable {
+            /// The message; a string is sent as it is, any other JSON value as its JSON text.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelMessage/message`.
+            internal var message: OpenAPIRuntime.OpenAPIValueContainer
+            /// Wait (within the request timeout) for the app's first message on the namespace.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelMessage/waitForReply`.
+            internal var waitForReply: Swift.Bool?
+            /// Creates a new `ChannelMessage`.
+            ///
+            /// - Parameters:
+            ///   - message: The message; a string is sent as it is, any other JSON value as its JSON text.
+            ///   - waitForReply: Wait (within the request timeout) for the app's first message on the namespace.
+            internal init(
+                message: OpenAPIRuntime.OpenAPIValueContainer,
+                waitForReply: Swift.Bool? = nil
+            ) {
+                self.message = message
+                self.waitForReply = waitForReply
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case message
+                case waitForReply
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ChannelReply`.
+        internal struct ChannelReply: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ChannelReply/sent`.
+            internal var sent: Swift.Bool
+            /// The app's first message after this one, as text, when a reply was awaited.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelReply/reply`.
+            internal var reply: Swift.String?
+            /// Creates a new `ChannelReply`.
+            ///
+            /// - Parameters:
+            ///   - sent:
+            ///   - reply: The app's first message after this one, as text, when a reply was awaited.
+            internal init(
+                sent: Swift.Bool,
+                reply: Swift.String? = nil
+            ) {
+                self.sent = sent
+                self.reply = reply
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case sent
+                case reply
+            }
         }
     }
 }

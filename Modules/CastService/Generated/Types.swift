@@ -20,6 +20,11 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `PUT /v1/devices/{deviceId}/volume`.
     /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/volume/put(setVolume)`.
     func setVolume(_ input: Operations.SetVolume.Input) async throws -> Operations.SetVolume.Output
+    /// Launches a receiver app by its id (or joins it when it already runs, unless `relaunch`).
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/app`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/app/post(launchApp)`.
+    func launchApp(_ input: Operations.LaunchApp.Input) async throws -> Operations.LaunchApp.Output
     /// Stops the app the device runs (it returns to its idle screen).
     ///
     /// - Remark: HTTP `DELETE /v1/devices/{deviceId}/app`.
@@ -42,6 +47,61 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/devices/{deviceId}/media/{command}`.
     /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/media/{command}/post(controlMedia)`.
     func controlMedia(_ input: Operations.ControlMedia.Input) async throws -> Operations.ControlMedia.Output
+    /// Joins the app the device runs (started by any sender), so that commands and events follow it.
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/session`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/session/post(joinSession)`.
+    func joinSession(_ input: Operations.JoinSession.Input) async throws -> Operations.JoinSession.Output
+    /// Leaves castd's session on the device without stopping the app (media keeps playing).
+    ///
+    /// - Remark: HTTP `DELETE /v1/devices/{deviceId}/session`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/session/delete(leaveSession)`.
+    func leaveSession(_ input: Operations.LeaveSession.Input) async throws -> Operations.LeaveSession.Output
+    /// Chooses the active tracks (subtitles, audio) and, optionally, the subtitles' style.
+    ///
+    /// - Remark: HTTP `PUT /v1/devices/{deviceId}/tracks`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/tracks/put(setTracks)`.
+    func setTracks(_ input: Operations.SetTracks.Input) async throws -> Operations.SetTracks.Output
+    /// The items of the queue the device plays, in order.
+    ///
+    /// - Remark: HTTP `GET /v1/devices/{deviceId}/queue`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/get(getQueue)`.
+    func getQueue(_ input: Operations.GetQueue.Input) async throws -> Operations.GetQueue.Output
+    /// Loads a queue of URLs or local files in the Default Media Receiver and plays it from `startIndex`.
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/queue`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/post(loadQueue)`.
+    func loadQueue(_ input: Operations.LoadQueue.Input) async throws -> Operations.LoadQueue.Output
+    /// Inserts items before `insertBefore`, or appends them; `play` plays the (first) inserted item at once.
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/queue/items`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/post(insertQueueItems)`.
+    func insertQueueItems(_ input: Operations.InsertQueueItems.Input) async throws -> Operations.InsertQueueItems.Output
+    /// Removes an item from the queue.
+    ///
+    /// - Remark: HTTP `DELETE /v1/devices/{deviceId}/queue/items/{itemId}`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/{itemId}/delete(removeQueueItem)`.
+    func removeQueueItem(_ input: Operations.RemoveQueueItem.Input) async throws -> Operations.RemoveQueueItem.Output
+    /// Plays the item (a jump in the queue).
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/queue/items/{itemId}/play`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/{itemId}/play/post(playQueueItem)`.
+    func playQueueItem(_ input: Operations.PlayQueueItem.Input) async throws -> Operations.PlayQueueItem.Output
+    /// Moves the item before another one, or to the end when `before` is absent.
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/queue/items/{itemId}/move`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/{itemId}/move/post(moveQueueItem)`.
+    func moveQueueItem(_ input: Operations.MoveQueueItem.Input) async throws -> Operations.MoveQueueItem.Output
+    /// Sets how the queue repeats.
+    ///
+    /// - Remark: HTTP `PUT /v1/devices/{deviceId}/queue/repeat`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/repeat/put(setRepeatMode)`.
+    func setRepeatMode(_ input: Operations.SetRepeatMode.Input) async throws -> Operations.SetRepeatMode.Output
+    /// Sends a message to the running app on a custom namespace, and optionally waits for its first reply.
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/channels/{namespace}`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/channels/{namespace}/post(sendMessage)`.
+    func sendMessage(_ input: Operations.SendMessage.Input) async throws -> Operations.SendMessage.Output
     /// Server-Sent Events for every device added, updated or removed and every status change.
     ///
     /// Each event has an `id:`; a client that reconnects with `Last-Event-ID` receives the events it missed, as
@@ -85,6 +145,21 @@ extension APIProtocol {
         body: Operations.SetVolume.Input.Body
     ) async throws -> Operations.SetVolume.Output {
         try await setVolume(Operations.SetVolume.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Launches a receiver app by its id (or joins it when it already runs, unless `relaunch`).
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/app`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/app/post(launchApp)`.
+    internal func launchApp(
+        path: Operations.LaunchApp.Input.Path,
+        headers: Operations.LaunchApp.Input.Headers = .init(),
+        body: Operations.LaunchApp.Input.Body
+    ) async throws -> Operations.LaunchApp.Output {
+        try await launchApp(Operations.LaunchApp.Input(
             path: path,
             headers: headers,
             body: body
@@ -138,6 +213,161 @@ extension APIProtocol {
             path: path,
             query: query,
             headers: headers
+        ))
+    }
+    /// Joins the app the device runs (started by any sender), so that commands and events follow it.
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/session`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/session/post(joinSession)`.
+    internal func joinSession(
+        path: Operations.JoinSession.Input.Path,
+        headers: Operations.JoinSession.Input.Headers = .init()
+    ) async throws -> Operations.JoinSession.Output {
+        try await joinSession(Operations.JoinSession.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Leaves castd's session on the device without stopping the app (media keeps playing).
+    ///
+    /// - Remark: HTTP `DELETE /v1/devices/{deviceId}/session`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/session/delete(leaveSession)`.
+    internal func leaveSession(
+        path: Operations.LeaveSession.Input.Path,
+        headers: Operations.LeaveSession.Input.Headers = .init()
+    ) async throws -> Operations.LeaveSession.Output {
+        try await leaveSession(Operations.LeaveSession.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Chooses the active tracks (subtitles, audio) and, optionally, the subtitles' style.
+    ///
+    /// - Remark: HTTP `PUT /v1/devices/{deviceId}/tracks`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/tracks/put(setTracks)`.
+    internal func setTracks(
+        path: Operations.SetTracks.Input.Path,
+        headers: Operations.SetTracks.Input.Headers = .init(),
+        body: Operations.SetTracks.Input.Body
+    ) async throws -> Operations.SetTracks.Output {
+        try await setTracks(Operations.SetTracks.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The items of the queue the device plays, in order.
+    ///
+    /// - Remark: HTTP `GET /v1/devices/{deviceId}/queue`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/get(getQueue)`.
+    internal func getQueue(
+        path: Operations.GetQueue.Input.Path,
+        headers: Operations.GetQueue.Input.Headers = .init()
+    ) async throws -> Operations.GetQueue.Output {
+        try await getQueue(Operations.GetQueue.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Loads a queue of URLs or local files in the Default Media Receiver and plays it from `startIndex`.
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/queue`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/post(loadQueue)`.
+    internal func loadQueue(
+        path: Operations.LoadQueue.Input.Path,
+        headers: Operations.LoadQueue.Input.Headers = .init(),
+        body: Operations.LoadQueue.Input.Body
+    ) async throws -> Operations.LoadQueue.Output {
+        try await loadQueue(Operations.LoadQueue.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Inserts items before `insertBefore`, or appends them; `play` plays the (first) inserted item at once.
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/queue/items`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/post(insertQueueItems)`.
+    internal func insertQueueItems(
+        path: Operations.InsertQueueItems.Input.Path,
+        headers: Operations.InsertQueueItems.Input.Headers = .init(),
+        body: Operations.InsertQueueItems.Input.Body
+    ) async throws -> Operations.InsertQueueItems.Output {
+        try await insertQueueItems(Operations.InsertQueueItems.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Removes an item from the queue.
+    ///
+    /// - Remark: HTTP `DELETE /v1/devices/{deviceId}/queue/items/{itemId}`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/{itemId}/delete(removeQueueItem)`.
+    internal func removeQueueItem(
+        path: Operations.RemoveQueueItem.Input.Path,
+        headers: Operations.RemoveQueueItem.Input.Headers = .init()
+    ) async throws -> Operations.RemoveQueueItem.Output {
+        try await removeQueueItem(Operations.RemoveQueueItem.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Plays the item (a jump in the queue).
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/queue/items/{itemId}/play`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/{itemId}/play/post(playQueueItem)`.
+    internal func playQueueItem(
+        path: Operations.PlayQueueItem.Input.Path,
+        headers: Operations.PlayQueueItem.Input.Headers = .init()
+    ) async throws -> Operations.PlayQueueItem.Output {
+        try await playQueueItem(Operations.PlayQueueItem.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Moves the item before another one, or to the end when `before` is absent.
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/queue/items/{itemId}/move`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/{itemId}/move/post(moveQueueItem)`.
+    internal func moveQueueItem(
+        path: Operations.MoveQueueItem.Input.Path,
+        headers: Operations.MoveQueueItem.Input.Headers = .init(),
+        body: Operations.MoveQueueItem.Input.Body
+    ) async throws -> Operations.MoveQueueItem.Output {
+        try await moveQueueItem(Operations.MoveQueueItem.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Sets how the queue repeats.
+    ///
+    /// - Remark: HTTP `PUT /v1/devices/{deviceId}/queue/repeat`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/repeat/put(setRepeatMode)`.
+    internal func setRepeatMode(
+        path: Operations.SetRepeatMode.Input.Path,
+        headers: Operations.SetRepeatMode.Input.Headers = .init(),
+        body: Operations.SetRepeatMode.Input.Body
+    ) async throws -> Operations.SetRepeatMode.Output {
+        try await setRepeatMode(Operations.SetRepeatMode.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Sends a message to the running app on a custom namespace, and optionally waits for its first reply.
+    ///
+    /// - Remark: HTTP `POST /v1/devices/{deviceId}/channels/{namespace}`.
+    /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/channels/{namespace}/post(sendMessage)`.
+    internal func sendMessage(
+        path: Operations.SendMessage.Input.Path,
+        headers: Operations.SendMessage.Input.Headers = .init(),
+        body: Operations.SendMessage.Input.Body
+    ) async throws -> Operations.SendMessage.Output {
+        try await sendMessage(Operations.SendMessage.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// Server-Sent Events for every device added, updated or removed and every status change.

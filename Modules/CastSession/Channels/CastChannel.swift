@@ -110,6 +110,33 @@ public final class GenericChannel: CastChannel, @unchecked Sendable {
     /// A new stream of connection changes (`true` connected, `false` disconnected).
     public func connectionChanges() -> AsyncStream<Bool> { connection.makeStream() }
 
+    /// Sends `message` and returns the app's first message after it: custom namespaces carry no request ids, so
+    /// the next message is taken as the reply.
+    ///
+    /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/channelNotConnected``, or
+    ///   ``CastSessionError/Code/timedOut`` when nothing comes within `timeout`.
+    public func sendTextMessage(_ message: String, awaitingReplyWithin timeout: Duration) async throws
+        -> CastMessage.Payload
+    {
+        let replies = messages()
+        try await sendTextMessage(message)
+        return try await withThrowingTaskGroup(of: CastMessage.Payload?.self) { group in
+            group.addTask {
+                for await payload in replies { return payload }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let reply = first else {
+                throw CastSessionError(.timedOut, "\(namespace): no reply within \(timeout.inSeconds) s")
+            }
+            return reply
+        }
+    }
+
     public override func didReceiveTextMessage(_ message: String) {
         handler?(.string(message))
         broadcaster.yield(.string(message))

@@ -615,8 +615,7 @@ extension CastSession {
             after?.media = before.media
         }
         var interrupted = request
-        let elapsed = (ContinuousClock.now - sentAt).components
-        interrupted.elapsed = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        interrupted.elapsed = (ContinuousClock.now - sentAt).inSeconds
         let decision = wasSent ? interrupted.decide(after: after) : .resend(request.payload)
         logger.debug(
             "finishing an interrupted request",

@@ -1,5 +1,7 @@
 // swift-cast — Apache-2.0
 
+import CastTransport
+
 /// The duration syntax of profiles, environment variables and overrides: a decimal number and a unit.
 ///
 /// | Written | Means |
@@ -45,8 +47,7 @@ public enum ConfigDuration {
 
     /// `duration` in the same syntax, with the largest unit that writes it exactly: `2m`, `30s`, `1.5s`, `500ms`.
     public static func format(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let nanoseconds = duration.inNanoseconds
         if nanoseconds == 0 {
             return "0s"
         }

@@ -168,7 +168,6 @@ final class HeartbeatHandler: ChannelDuplexHandler {
 extension TimeAmount {
     /// Converts a Swift `Duration`, rounding to nanoseconds.
     init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        self = .nanoseconds(duration.inNanoseconds)
     }
 }

@@ -1,0 +1,276 @@
+import CastDiscovery
+import CastMedia
+import CastReceiver
+import CastService
+import CastSession
+import CastTransport
+import Foundation
+import Testing
+
+@Suite("castd's session, track, queue and channel operations")
+struct CommandAPITests {
+    @Test func joiningWhatAnotherSenderPlaysThenLeavingItPlaying() async throws {
+        try await withHub { hub, emulator in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                // Another sender starts the media; castd only joins it.
+                let other = try await otherSender(playing: emulator)
+                defer { Task { await other.sessionManager.endSession(stopCasting: false) } }
+
+                let joined = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/session")
+                #expect(joined.status == 200, "\(joined.body)")
+                #expect(joined.json?["status"]?["media"]?["title"]?.stringValue == "Other")
+
+                let paused = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/pause")
+                #expect(paused.json?["status"]?["media"]?["playerState"]?.stringValue == "PAUSED")
+
+                let left = try await TestHTTP.send(port: port, "DELETE", "/v1/devices/\(id)/session")
+                #expect(left.status == 200, "\(left.body)")
+                #expect(left.json?["status"]?["app"]?["id"]?.stringValue == "CC1AD845", "the app keeps running")
+                #expect(emulator.devices[0].runningApp.appID == "CC1AD845")
+            }
+        }
+    }
+
+    @Test func tracksAndTheirStyle() async throws {
+        try await withHub { hub, emulator in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let other = try await otherSender(playing: emulator)
+                defer { Task { await other.sessionManager.endSession(stopCasting: false) } }
+                _ = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/session")
+
+                let on = try await TestHTTP.send(
+                    port: port,
+                    "PUT",
+                    "/v1/devices/\(id)/tracks",
+                    json: ##"{"activeTrackIds":[1],"textStyle":{"fontScale":1.5,"foregroundColor":"#FFFF00FF"}}"##
+                )
+                #expect(on.status == 200, "\(on.body)")
+                let media = on.json?["status"]?["media"]
+                #expect(media?["activeTrackIds"]?.arrayValue?.compactMap(\.intValue) == [1])
+                let track = media?["tracks"]?.arrayValue?.first
+                #expect(track?["type"]?.stringValue == "TEXT")
+                #expect(track?["language"]?.stringValue == "fr")
+
+                let off = try await TestHTTP.send(
+                    port: port,
+                    "PUT",
+                    "/v1/devices/\(id)/tracks",
+                    json: #"{"activeTrackIds":[]}"#
+                )
+                #expect(off.json?["status"]?["media"]?["activeTrackIds"]?.arrayValue?.isEmpty == true)
+
+                let badColor = try await TestHTTP.send(
+                    port: port,
+                    "PUT",
+                    "/v1/devices/\(id)/tracks",
+                    json: #"{"activeTrackIds":[1],"textStyle":{"edgeColor":"yellow"}}"#
+                )
+                #expect(badColor.status == 400)
+                #expect(badColor.json?["field"]?.stringValue == "textStyle.edgeColor")
+            }
+        }
+    }
+
+    @Test func aQueueIsLoadedReadEditedAndRepeated() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let loaded = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/queue",
+                    json: """
+                        {"items":[{"url":"http://media.example/one.mp3","title":"One"},
+                        {"url":"http://media.example/two.mp3","title":"Two"},
+                        {"url":"http://media.example/three.mp3","title":"Three"}],
+                        "startIndex":1,"repeatMode":"REPEAT_ALL"}
+                        """
+                )
+                #expect(loaded.status == 200, "\(loaded.body)")
+                #expect(loaded.json?["status"]?["media"]?["title"]?.stringValue == "Two")
+                #expect(loaded.json?["status"]?["media"]?["repeatMode"]?.stringValue == "REPEAT_ALL")
+
+                var queue = try await titles(port: port, id: id)
+                #expect(queue.map(\.title) == ["One", "Two", "Three"])
+
+                let inserted = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/queue/items",
+                    json:
+                        #"{"items":[{"url":"http://media.example/zero.mp3","title":"Zero"}],"insertBefore":\#(queue[0].id)}"#
+                )
+                #expect(inserted.status == 200, "\(inserted.body)")
+                queue = try await titles(port: port, id: id)
+                #expect(queue.map(\.title) == ["Zero", "One", "Two", "Three"])
+
+                let moved = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/queue/items/\(queue[0].id)/move",
+                    json: "{}"
+                )
+                #expect(moved.status == 200, "\(moved.body)")
+                let removed = try await TestHTTP.send(
+                    port: port,
+                    "DELETE",
+                    "/v1/devices/\(id)/queue/items/\(queue[1].id)"
+                )
+                #expect(removed.status == 200, "\(removed.body)")
+                queue = try await titles(port: port, id: id)
+                #expect(queue.map(\.title) == ["Two", "Three", "Zero"])
+
+                let jumped = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/queue/items/\(queue[2].id)/play"
+                )
+                #expect(jumped.json?["status"]?["media"]?["title"]?.stringValue == "Zero")
+                #expect(jumped.json?["status"]?["media"]?["currentItemId"]?.intValue == queue[2].id)
+
+                let single = try await TestHTTP.send(
+                    port: port,
+                    "PUT",
+                    "/v1/devices/\(id)/queue/repeat",
+                    json: #"{"mode":"REPEAT_SINGLE"}"#
+                )
+                #expect(single.json?["status"]?["media"]?["repeatMode"]?.stringValue == "REPEAT_SINGLE")
+            }
+        }
+    }
+
+    @Test func badQueuesNameTheirField() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let start = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/queue",
+                    json: #"{"items":[{"url":"http://media.example/one.mp3"}],"startIndex":3}"#
+                )
+                #expect(start.status == 400)
+                #expect(start.json?["field"]?.stringValue == "startIndex")
+
+                let both = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/queue",
+                    json: #"{"items":[{"url":"http://media.example/one.mp3"},{"url":"http://a/b.mp3","file":"b.mp3"}]}"#
+                )
+                #expect(both.status == 400)
+                #expect(both.json?["field"]?.stringValue == "items[1].file")
+
+                let file = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/queue",
+                    json: #"{"items":[{"file":"/etc/passwd"}]}"#
+                )
+                #expect(file.status == 403)
+                #expect(file.json?["code"]?.stringValue == "forbiddenPath")
+
+                let idle = try await TestHTTP.send(port: port, "GET", "/v1/devices/\(id)/queue")
+                #expect(idle.status == 409)
+                #expect(idle.json?["code"]?.stringValue == "noApplicationRunning")
+            }
+        }
+    }
+
+    @Test func customChannelMessagesAndReplies() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let launched = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/app",
+                    json: #"{"appId":"E0C40001"}"#
+                )
+                #expect(launched.status == 200, "\(launched.body)")
+                #expect(launched.json?["status"]?["app"]?["name"]?.stringValue == "Echo")
+
+                let namespace = "urn:x-cast:com.example.echo"
+                let echoed = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/channels/\(namespace)",
+                    json: #"{"message":{"hello":"castd"},"waitForReply":true}"#
+                )
+                #expect(echoed.status == 200, "\(echoed.body)")
+                #expect(echoed.json?["reply"]?.stringValue == #"{"hello":"castd"}"#)
+
+                let text = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/channels/\(namespace)",
+                    json: #"{"message":"ping"}"#
+                )
+                #expect(text.json?["sent"]?.boolValue == true)
+                #expect(text.json?["reply"] == nil)
+
+                let unlisted = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/channels/urn:x-cast:com.example.other",
+                    json: #"{"message":"ping"}"#
+                )
+                #expect(unlisted.status == 409, "\(unlisted.body)")
+                #expect(unlisted.json?["field"]?.stringValue == "namespace")
+
+                let invalid = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/channels/not-a-namespace",
+                    json: #"{"message":"ping"}"#
+                )
+                #expect(invalid.status == 400)
+                #expect(invalid.json?["code"]?.stringValue == "invalidNamespace")
+
+                // Loading media afterwards launches the Default Media Receiver in place of the echo app.
+                let loaded = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"http://media.example/a.mp4"}"#
+                )
+                #expect(loaded.json?["status"]?["app"]?["id"]?.stringValue == "CC1AD845", "\(loaded.body)")
+
+                let badApp = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/app",
+                    json: #"{"appId":"../x"}"#
+                )
+                #expect(badApp.status == 400)
+                #expect(badApp.json?["field"]?.stringValue == "appId")
+            }
+        }
+    }
+
+    /// A separate sender (its own context and state directory) that plays media with a French subtitle track.
+    private func otherSender(playing emulator: CastReceiverEmulator) async throws -> CastContext {
+        var options = CastOptions()
+        options.stateDirectory = nil
+        options.heartbeat.pingInterval = nil
+        let context = CastContext(options: options)
+        let device = CastDevice.staticDevice(host: "127.0.0.1", port: emulator.devices[0].port)
+        let session = try await context.sessionManager.startSession(with: device)
+        var media = MediaInformation(contentID: "http://media.example/other.mp4", contentType: "video/mp4")
+        media.metadata = .generic(title: "Other")
+        media.tracks = [.subtitles(id: 1, url: "http://media.example/other.fr.vtt", language: "fr")]
+        _ = try await session.remoteMediaClient?.loadMedia(media).response()
+        return context
+    }
+
+    private func titles(port: Int, id: String) async throws -> [(id: Int, title: String)] {
+        let reply = try await TestHTTP.send(port: port, "GET", "/v1/devices/\(id)/queue")
+        #expect(reply.status == 200, "\(reply.body)")
+        return (reply.json?["items"]?.arrayValue ?? []).compactMap { item in
+            guard let id = item["itemId"]?.intValue, let title = item["title"]?.stringValue else { return nil }
+            return (id, title)
+        }
+    }
+}
