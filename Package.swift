@@ -58,6 +58,12 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
         ),
+        .systemLibrary(
+            name: "CMosquitto",
+            path: "Modules/CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
 
         // MARK: - Modules
 
@@ -184,6 +190,7 @@ let package = Package(
         .target(
             name: "CastService",
             dependencies: [
+                "CMosquitto",
                 "CastDiscovery",
                 "CastLogging",
                 "CastMedia",

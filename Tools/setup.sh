@@ -3,9 +3,9 @@
 #   Tools/setup.sh          packages to build and run
 #   Tools/setup.sh test     plus what the test suite uses (openssl CLI, Python venv, Avahi lab, tmux)
 set -euo pipefail
-packages=(libssl-dev libavahi-client-dev libxml2-dev pkg-config)
+packages=(libssl-dev libavahi-client-dev libxml2-dev libmosquitto-dev pkg-config)
 if [ "${1:-}" = "test" ]; then
-    packages+=(openssl python3 python3-venv avahi-daemon avahi-utils dbus-daemon iproute2 nftables tmux protobuf-compiler ffmpeg systemd)
+    packages+=(openssl python3 python3-venv avahi-daemon avahi-utils dbus-daemon iproute2 nftables tmux protobuf-compiler ffmpeg systemd mosquitto)
 fi
 missing=()
 for package in "${packages[@]}"; do

@@ -29,8 +29,10 @@ struct Serve: AsyncParsableCommand {
             Listens on 127.0.0.1 unless told otherwise; any other address needs at least one bearer token \
             (made by 'castd token'), and once tokens are set every request needs one. Devices come from mDNS \
             (avahi-daemon), the profile's static devices and --host entries. Local files are cast only from the \
-            media folders. Examples: castd; castd --listen 127.0.0.1:9000 --no-mdns --host 192.168.1.20 \
-            --host 192.168.1.21:8009; castd --listen 0.0.0.0:8765 --token-hash sha256:…
+            media folders. With a broker, every device's state is also retained on MQTT under \
+            cast/SITE/DEVICE/state, with commands on …/command (Home Assistant discovery included). Examples: \
+            castd; castd --listen 127.0.0.1:9000 --no-mdns --host 192.168.1.20 --host 192.168.1.21:8009; \
+            castd --listen 0.0.0.0:8765 --token-hash sha256:…; castd --broker mqtt://broker.lan --site house
             """
     )
 
@@ -47,6 +49,10 @@ struct Serve: AsyncParsableCommand {
     var hosts: [String] = []
     @Flag(help: "Do not browse mDNS (static hosts only).") var noMdns = false
     @Option(help: "Where saved sessions are kept (default: $XDG_STATE_HOME/castd).") var stateDirectory: String?
+    @Option(help: "An MQTT broker: mqtt://host[:port], mqtts://host[:port] or unix:///path (default: none).")
+    var broker: String?
+    @Option(help: "This castd's site, the MQTT topic level after the prefix (default: the host name).")
+    var site: String?
     @Option(help: "Log level: trace, debug, info, notice, warning (default), error, critical or off.")
     var logLevel: String?
     @Option(help: "Per-category levels and message patterns, e.g. 'CastSession*=debug'.") var logFilter: String?
@@ -58,6 +64,8 @@ struct Serve: AsyncParsableCommand {
         if !hosts.isEmpty { overrides["staticDevices"] = hosts.joined(separator: ",") }
         if let stateDirectory { overrides["session.stateDirectory"] = stateDirectory }
         if let logLevel { overrides["logging.level"] = logLevel }
+        if let broker { overrides["daemon.broker"] = broker }
+        if let site { overrides["daemon.site"] = site }
         let profile = try ProfileResolver.standard(
             cliOverrides: overrides,
             explicitProfilePath: self.profile,
@@ -85,9 +93,17 @@ struct Serve: AsyncParsableCommand {
             discovery: DiscoveryManager(configuration: configuration, logger: logger),
             logger: logger
         )
+        let bridge = try MQTTBridge.Options(daemon, hostName: ProcessInfo.processInfo.hostName).map {
+            options throws(CastServiceError) in try MQTTBridge(hub: hub, options: options, logger: logger)
+        }
         let host = serverOptions.address.host
-        try await CastServiceServer(hub: hub, options: serverOptions, logger: logger).run { port in
+        try await CastServiceServer(hub: hub, options: serverOptions, logger: logger).run(bridge: bridge) { port in
             print("castd: listening on http://\(ListenAddress(host: host, port: port)) (API /v1, events /v1/events)")
+            if let bridge {
+                print(
+                    "castd: on MQTT as \(bridge.options.topicPrefix)/\(bridge.options.site)/… (commands: …/DEVICE/command)"
+                )
+            }
         }
     }
 }

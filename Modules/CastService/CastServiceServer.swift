@@ -159,16 +159,22 @@ public struct CastServiceServer: Sendable {
         )
     }
 
-    /// Starts the hub and serves until SIGTERM/SIGINT or cancellation; `onListening` gets the bound port.
+    /// Starts the hub and serves until SIGTERM/SIGINT or cancellation; `onListening` gets the bound port. With a
+    /// `bridge`, the devices are also on its MQTT broker; on shutdown it says `offline` there first.
     public func run(
         signals: [UnixSignal] = [.sigterm, .sigint],
+        bridge: MQTTBridge? = nil,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
         let application = try application(onListening: onListening)
         try hub.start()
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: application), .init(service: HubService(hub: hub)),
+        ]
+        if let bridge { services.append(.init(service: BridgeService(bridge: bridge))) }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: application), .init(service: HubService(hub: hub))],
+                services: services,
                 gracefulShutdownSignals: signals,
                 logger: logger
             )
@@ -184,5 +190,14 @@ private struct HubService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         await hub.stop()
+    }
+}
+
+/// Runs the MQTT bridge until shutdown, when it publishes `offline` and disconnects.
+private struct BridgeService: Service {
+    let bridge: MQTTBridge
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { try await bridge.run() }
     }
 }

@@ -1,4 +1,6 @@
 import CastStyleConfig
+import CastTransport
+import Foundation
 
 extension CastServiceServer.Options {
     /// The options a profile's `<daemon>` section sets.
@@ -13,5 +15,39 @@ extension CastServiceServer.Options {
         maximumBodySize = settings.maximumBodySize
         rateLimit = settings.requestsPerSecond.map { RateLimit(requestsPerSecond: $0, burst: settings.burst) }
         try validate()
+    }
+}
+
+extension MQTTBridge.Options {
+    /// The MQTT options a profile's `<daemon>` section sets, or `nil` when it names no broker.
+    ///
+    /// - Parameter hostName: The site when the profile names none.
+    /// - Throws: ``CastServiceError/Code/invalidConfiguration`` for a broker URL that does not parse or a password
+    ///   file that cannot be read.
+    public init?(_ settings: DaemonSettings, hostName: String) throws(CastServiceError) {
+        guard let url = settings.broker else { return nil }
+        let site = settings.site ?? MQTTBridge.topicLevel(hostName)
+        var broker = try MQTTBrokerOptions(url: url, clientID: "castd-\(site)")
+        if let username = settings.brokerUsername { broker.username = username }
+        if let file = settings.brokerPasswordFile {
+            guard let bytes = LocalFiles.read(file) else {
+                throw CastServiceError(
+                    .invalidConfiguration,
+                    "cannot read the broker password file \(file)",
+                    httpStatus: 500,
+                    field: "brokerPasswordFile"
+                )
+            }
+            broker.password = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        if let caFile = settings.brokerCAFile {
+            var tls = broker.tls ?? .init()
+            tls.caFile = caFile
+            broker.tls = tls
+        }
+        self.init(broker: broker, site: site)
+        topicPrefix = settings.topicPrefix
+        homeAssistantDiscovery = settings.homeAssistant
+        discoveryPrefix = settings.discoveryPrefix
     }
 }

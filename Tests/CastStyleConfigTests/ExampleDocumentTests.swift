@@ -28,11 +28,13 @@ struct ExampleDocumentTests {
         let defaults = builtIn.provenance.filter { $0.key != "profile" }
         #expect(explicit.map(\.key) == defaults.map(\.key))
         #expect(explicit.map(\.value) == defaults.map(\.value))
-        // Every scalar setting except the credentials, the style and the state directory is written out.
+        // Every scalar setting except the credentials, the style, the state directory and the MQTT site and
+        // credentials (whose defaults are the host name and none) is written out.
         #expect(
             Set(explicit.filter { $0.source.kind == .profile }.map(\.key))
                 == Set(ProfileResolver.keys.map(\.key)).subtracting([
                     "credentials.data", "credentials.type", "style.path", "session.stateDirectory",
+                    "daemon.site", "daemon.brokerUsername", "daemon.brokerPasswordFile", "daemon.brokerCAFile",
                 ])
                 .union(["staticDevices"])
         )

@@ -25,19 +25,12 @@ struct ServiceAPI: APIProtocol {
 
     func setVolume(_ input: Operations.SetVolume.Input) async throws -> Operations.SetVolume.Output {
         guard case .json(let change) = input.body else { throw APIModel.unsupportedBody }
-        return try await answer(input.path.deviceId) {
-            guard change.level != nil || change.muted != nil else {
-                throw CastServiceError(.invalidRequest, "give level, muted or both", httpStatus: 400, field: "level")
-            }
-            return .setVolume(level: change.level, muted: change.muted)
-        }
+        return try await answer(input.path.deviceId) { try APIModel.volume(change) }
     }
 
     func launchApp(_ input: Operations.LaunchApp.Input) async throws -> Operations.LaunchApp.Output {
         guard case .json(let request) = input.body else { throw APIModel.unsupportedBody }
-        return try await answer(input.path.deviceId) {
-            .launch(applicationID: request.appId, relaunch: request.relaunch ?? false)
-        }
+        return try await answer(input.path.deviceId) { APIModel.launch(request) }
     }
 
     func stopApp(_ input: Operations.StopApp.Input) async throws -> Operations.StopApp.Output {
@@ -54,21 +47,7 @@ struct ServiceAPI: APIProtocol {
 
     func loadMedia(_ input: Operations.LoadMedia.Input) async throws -> Operations.LoadMedia.Output {
         guard case .json(let request) = input.body else { throw APIModel.unsupportedBody }
-        return try await answer(input.path.deviceId) {
-            if let start = request.startTime, !(start >= 0) {
-                throw CastServiceError(
-                    .invalidRequest,
-                    "startTime must be 0 or more",
-                    httpStatus: 400,
-                    field: "startTime"
-                )
-            }
-            return .load(
-                try APIModel.source(of: request),
-                autoplay: request.autoplay ?? true,
-                startTime: request.startTime
-            )
-        }
+        return try await answer(input.path.deviceId) { try APIModel.load(request) }
     }
 
     func controlMedia(_ input: Operations.ControlMedia.Input) async throws -> Operations.ControlMedia.Output {
@@ -87,9 +66,7 @@ struct ServiceAPI: APIProtocol {
 
     func setTracks(_ input: Operations.SetTracks.Input) async throws -> Operations.SetTracks.Output {
         guard case .json(let change) = input.body else { throw APIModel.unsupportedBody }
-        return try await answer(input.path.deviceId) {
-            .setTracks(activeTrackIDs: change.activeTrackIds, style: try change.textStyle.map(APIModel.textStyle))
-        }
+        return try await answer(input.path.deviceId) { try APIModel.tracks(change) }
     }
 
     func getQueue(_ input: Operations.GetQueue.Input) async throws -> Operations.GetQueue.Output {
@@ -102,30 +79,14 @@ struct ServiceAPI: APIProtocol {
 
     func loadQueue(_ input: Operations.LoadQueue.Input) async throws -> Operations.LoadQueue.Output {
         guard case .json(let request) = input.body else { throw APIModel.unsupportedBody }
-        return try await answer(input.path.deviceId) {
-            .loadQueue(
-                try request.items.enumerated().map { index, item throws(CastServiceError) in
-                    try APIModel.source(of: item, at: index)
-                },
-                startIndex: request.startIndex ?? 0,
-                repeatMode: request.repeatMode.map(APIModel.repeatMode)
-            )
-        }
+        return try await answer(input.path.deviceId) { try APIModel.queueLoad(request) }
     }
 
     func insertQueueItems(_ input: Operations.InsertQueueItems.Input) async throws
         -> Operations.InsertQueueItems.Output
     {
         guard case .json(let request) = input.body else { throw APIModel.unsupportedBody }
-        return try await answer(input.path.deviceId) {
-            .insertIntoQueue(
-                try request.items.enumerated().map { index, item throws(CastServiceError) in
-                    try APIModel.source(of: item, at: index)
-                },
-                before: request.insertBefore,
-                play: request.play ?? false
-            )
-        }
+        return try await answer(input.path.deviceId) { try APIModel.queueInsert(request) }
     }
 
     func removeQueueItem(_ input: Operations.RemoveQueueItem.Input) async throws -> Operations.RemoveQueueItem.Output {

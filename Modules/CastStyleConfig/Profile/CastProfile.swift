@@ -67,7 +67,10 @@
 /// - `style`: `path` (required) — a path relative to this document (the built-in style) →
 ///   ``ResolvedProfile/style``.
 /// - `daemon` (castd): `listen` — `HOST:PORT` (`127.0.0.1:8765`); `requestsPerSecond` — a positive number or
-///   `none` (`50`); `burst` (`100`) and `maximumBodySize` (`65536`) — whole numbers ≥ 1; `inherit` — boolean
+///   `none` (`50`); `burst` (`100`) and `maximumBodySize` (`65536`) — whole numbers ≥ 1; `broker` — an MQTT
+///   broker URL (none); `site` (the host name), `topicPrefix` (`cast`) and `discoveryPrefix` (`homeassistant`) —
+///   topic levels; `brokerUsername`; `brokerPasswordFile` and `brokerCAFile` — paths; `homeAssistant` — boolean
+///   (`true`); `inherit` — boolean
 ///   (`true`: keep the base profile's lists); then up to 64 each of `token` (`hash`: `sha256:` and 64 hex digits),
 ///   `mediaFolder` (`path`, relative to this document) and `allowedOrigin` (`origin`: `http(s)://host[:port]`)
 ///   → ``ResolvedProfile/daemon``.

@@ -19,6 +19,23 @@ public struct DaemonSettings: Sendable, Equatable {
     public var burst = 100
     /// The largest request body, in bytes. Defaults to 65,536.
     public var maximumBodySize = 64 * 1024
+    /// The MQTT broker castd publishes to and takes commands from: `mqtt://host[:port]`, `mqtts://host[:port]`
+    /// or `unix:///path`. Defaults to none (no MQTT).
+    public var broker: String?
+    /// This castd's site, the second topic level (`cast/<site>/<device>/…`). Defaults to the host name.
+    public var site: String?
+    /// The first topic level. Defaults to `cast`.
+    public var topicPrefix = "cast"
+    /// The broker user name, if the broker asks for one.
+    public var brokerUsername: String?
+    /// A file holding the broker password (kept out of the profile itself).
+    public var brokerPasswordFile: String?
+    /// A PEM file of the CAs that sign the broker's certificate; the system's CAs when absent.
+    public var brokerCAFile: String?
+    /// Whether castd publishes Home Assistant MQTT discovery. Defaults to `true`.
+    public var homeAssistant = true
+    /// Home Assistant's discovery prefix. Defaults to `homeassistant`.
+    public var discoveryPrefix = "homeassistant"
 
     /// The defaults.
     public init() {}

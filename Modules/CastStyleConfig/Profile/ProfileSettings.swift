@@ -96,6 +96,15 @@ enum ProfileValues {
         return value
     }
 
+    /// One MQTT topic level: 1 to 64 letters, digits, `-` or `_`.
+    static func topicLevel(_ text: String) throws(ValueProblem) -> String {
+        let value = text.trimmingASCIIWhitespace()
+        guard (1...64).contains(value.count),
+            value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        else { throw ValueProblem(expectation: "1 to 64 letters, digits, - or _") }
+        return value
+    }
+
     static func bool(_ text: String) throws(ValueProblem) -> Bool {
         switch text.trimmingASCIIWhitespace().lowercased() {
         case "true", "1", "yes", "on": return true
@@ -516,6 +525,97 @@ extension ProfileSetting {
                 target.daemon.maximumBodySize = try ProfileValues.count(text)
             },
             current: { String($0.daemon.maximumBodySize) }
+        ),
+        ProfileSetting(
+            key: "daemon.broker",
+            environmentVariable: "CAST_DAEMON_BROKER",
+            summary: "castd's MQTT broker, mqtt://, mqtts:// or unix:// URL, or none (DaemonSettings.broker).",
+            apply: { (target, text) throws(ValueProblem) in
+                let value = text.trimmingASCIIWhitespace()
+                if value == "none" {
+                    target.daemon.broker = nil
+                    return
+                }
+                let schemes = ["mqtt://", "mqtts://", "unix:///"]
+                guard schemes.contains(where: { value.hasPrefix($0) && value.count > $0.count }), !value.contains(" ")
+                else {
+                    throw ValueProblem(expectation: "mqtt://host[:port], mqtts://host[:port], unix:///path or none")
+                }
+                target.daemon.broker = value
+            },
+            current: { $0.daemon.broker ?? "none" }
+        ),
+        ProfileSetting(
+            key: "daemon.site",
+            environmentVariable: "CAST_DAEMON_SITE",
+            summary:
+                "castd's site, the MQTT topic level after the prefix; the host name by default (DaemonSettings.site).",
+            apply: { (target, text) throws(ValueProblem) in
+                target.daemon.site = try ProfileValues.topicLevel(text)
+            },
+            current: { $0.daemon.site ?? "host name" }
+        ),
+        ProfileSetting(
+            key: "daemon.topicPrefix",
+            environmentVariable: "CAST_DAEMON_TOPIC_PREFIX",
+            summary: "The first level of castd's MQTT topics (DaemonSettings.topicPrefix).",
+            apply: { (target, text) throws(ValueProblem) in
+                target.daemon.topicPrefix = try ProfileValues.topicLevel(text)
+            },
+            current: { $0.daemon.topicPrefix }
+        ),
+        ProfileSetting(
+            key: "daemon.brokerUsername",
+            environmentVariable: "CAST_DAEMON_BROKER_USERNAME",
+            summary: "The MQTT broker user name, or none (DaemonSettings.brokerUsername).",
+            apply: { (target, text) throws(ValueProblem) in
+                let value = text.trimmingASCIIWhitespace()
+                guard !value.isEmpty, value.utf8.count <= 256 else {
+                    throw ValueProblem(expectation: "a user name of 1 to 256 bytes, or none")
+                }
+                target.daemon.brokerUsername = value == "none" ? nil : value
+            },
+            current: { $0.daemon.brokerUsername ?? "none" }
+        ),
+        ProfileSetting(
+            key: "daemon.brokerPasswordFile",
+            environmentVariable: "CAST_DAEMON_BROKER_PASSWORD_FILE",
+            summary: "A file holding the MQTT broker password (DaemonSettings.brokerPasswordFile).",
+            isPath: true,
+            apply: { (target, text) throws(ValueProblem) in
+                guard !text.isEmpty else { throw ValueProblem(expectation: "a local file path") }
+                target.daemon.brokerPasswordFile = text
+            },
+            current: { $0.daemon.brokerPasswordFile ?? "none" }
+        ),
+        ProfileSetting(
+            key: "daemon.brokerCAFile",
+            environmentVariable: "CAST_DAEMON_BROKER_CA_FILE",
+            summary: "A PEM file of the CAs the broker's certificate must chain to (DaemonSettings.brokerCAFile).",
+            isPath: true,
+            apply: { (target, text) throws(ValueProblem) in
+                guard !text.isEmpty else { throw ValueProblem(expectation: "a local file path") }
+                target.daemon.brokerCAFile = text
+            },
+            current: { $0.daemon.brokerCAFile ?? "system CAs" }
+        ),
+        ProfileSetting(
+            key: "daemon.homeAssistant",
+            environmentVariable: "CAST_DAEMON_HOME_ASSISTANT",
+            summary: "Whether castd publishes Home Assistant MQTT discovery (DaemonSettings.homeAssistant).",
+            apply: { (target, text) throws(ValueProblem) in
+                target.daemon.homeAssistant = try ProfileValues.bool(text)
+            },
+            current: { String($0.daemon.homeAssistant) }
+        ),
+        ProfileSetting(
+            key: "daemon.discoveryPrefix",
+            environmentVariable: "CAST_DAEMON_DISCOVERY_PREFIX",
+            summary: "Home Assistant's MQTT discovery prefix (DaemonSettings.discoveryPrefix).",
+            apply: { (target, text) throws(ValueProblem) in
+                target.daemon.discoveryPrefix = try ProfileValues.topicLevel(text)
+            },
+            current: { $0.daemon.discoveryPrefix }
         ),
     ]
 

@@ -206,6 +206,31 @@ let profileXSD = #"""
         </xs:restriction>
       </xs:simpleType>
 
+      <xs:simpleType name="brokerURL">
+        <xs:annotation>
+          <xs:documentation>mqtt://host[:port], mqtts://host[:port], unix:///path or none</xs:documentation>
+        </xs:annotation>
+        <xs:restriction base="xs:string">
+          <xs:pattern value="(mqtts?://[^\s/]+|unix:///\S+|none)"/>
+        </xs:restriction>
+      </xs:simpleType>
+      <xs:simpleType name="topicLevel">
+        <xs:annotation>
+          <xs:documentation>one MQTT topic level: 1 to 64 letters, digits, - or _</xs:documentation>
+        </xs:annotation>
+        <xs:restriction base="xs:token">
+          <xs:pattern value="[A-Za-z0-9_\-]{1,64}"/>
+        </xs:restriction>
+      </xs:simpleType>
+      <xs:simpleType name="brokerUsername">
+        <xs:annotation>
+          <xs:documentation>the MQTT broker user name</xs:documentation>
+        </xs:annotation>
+        <xs:restriction base="xs:string">
+          <xs:minLength value="1"/>
+          <xs:maxLength value="256"/>
+        </xs:restriction>
+      </xs:simpleType>
       <xs:simpleType name="tokenHash">
         <xs:annotation>
           <xs:documentation>sha256: and 64 hex digits, as castd token prints</xs:documentation>
@@ -366,6 +391,14 @@ let profileXSD = #"""
                 <xs:attribute name="requestsPerSecond" type="p:requestRate"/>
                 <xs:attribute name="burst" type="xs:positiveInteger"/>
                 <xs:attribute name="maximumBodySize" type="xs:positiveInteger"/>
+                <xs:attribute name="broker" type="p:brokerURL"/>
+                <xs:attribute name="site" type="p:topicLevel"/>
+                <xs:attribute name="topicPrefix" type="p:topicLevel"/>
+                <xs:attribute name="brokerUsername" type="p:brokerUsername"/>
+                <xs:attribute name="brokerPasswordFile" type="p:path"/>
+                <xs:attribute name="brokerCAFile" type="p:path"/>
+                <xs:attribute name="homeAssistant" type="xs:boolean"/>
+                <xs:attribute name="discoveryPrefix" type="p:topicLevel"/>
                 <xs:attribute name="inherit" type="xs:boolean"/>
               </xs:complexType>
             </xs:element>
