@@ -61,7 +61,6 @@ let package = Package(
         .systemLibrary(
             name: "CMosquitto",
             path: "Modules/CMosquitto",
-            pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
 

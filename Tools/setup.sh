@@ -5,7 +5,7 @@
 set -euo pipefail
 packages=(libssl-dev libavahi-client-dev libxml2-dev libmosquitto-dev pkg-config)
 if [ "${1:-}" = "test" ]; then
-    packages+=(openssl python3 python3-venv avahi-daemon avahi-utils dbus-daemon iproute2 nftables tmux protobuf-compiler ffmpeg systemd mosquitto)
+    packages+=(openssl python3 python3-venv avahi-daemon avahi-utils dbus-daemon iproute2 nftables tmux protobuf-compiler ffmpeg systemd mosquitto mosquitto-clients)
 fi
 missing=()
 for package in "${packages[@]}"; do

@@ -144,6 +144,11 @@ Tools/faults.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|figure:|passed, |SKIPPED" "$log"
 count
 
+echo "== MQTT sites: two castd in network namespaces on one mosquitto broker (states, a routed command, a last will)"
+Tools/mqtt-sites.sh > "$log" 2>&1 || status=1
+grep -E "^FAIL|figure:|passed, |SKIPPED" "$log"
+count
+
 echo "== soak: 1,000 sessions for one minute with random commands and faults (Tools/soak.sh)"
 Tools/soak.sh --minutes 1 --devices 1000 > "$log" 2>&1 || status=1
 grep -E "^FAIL|^soak:|passed, " "$log"

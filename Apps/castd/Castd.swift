@@ -98,9 +98,9 @@ struct Serve: AsyncParsableCommand {
         }
         let host = serverOptions.address.host
         try await CastServiceServer(hub: hub, options: serverOptions, logger: logger).run(bridge: bridge) { port in
-            print("castd: listening on http://\(ListenAddress(host: host, port: port)) (API /v1, events /v1/events)")
+            announce("castd: listening on http://\(ListenAddress(host: host, port: port)) (API /v1, events /v1/events)")
             if let bridge {
-                print(
+                announce(
                     "castd: on MQTT as \(bridge.options.topicPrefix)/\(bridge.options.site)/… (commands: …/DEVICE/command)"
                 )
             }
@@ -119,4 +119,9 @@ struct Token: ParsableCommand {
         print("token: \(token)")
         print("hash:  \(hash)")
     }
+}
+
+/// Writes a line to standard output at once (unbuffered), so a supervisor or a pipe sees it when it happens.
+func announce(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
