@@ -29,7 +29,11 @@ extension DeviceHub {
         case .stopApplication:
             return try await stopApplication(on: id)
         case .join:
-            return try await withMediaSession(on: id) { _ in }
+            let link = try link(for: id)
+            do {
+                _ = try await mediaSession(for: link, id: id)
+            } catch { throw CastServiceError(error) }
+            return try await settledActivity(of: link)
         case .leave:
             let link = try link(for: id)
             await link.context.sessionManager.endSession(stopCasting: false)
@@ -237,18 +241,6 @@ extension DeviceHub {
         let link = try link(for: id)
         do {
             try await body(try await mediaClient(for: link, id: id))
-        } catch { throw CastServiceError(error) }
-        return try await settledActivity(of: link)
-    }
-
-    /// Runs `body` with the running app's session (joined when needed), then answers the settled activity.
-    private func withMediaSession(
-        on id: String,
-        _ body: (CastSession) async throws -> Void
-    ) async throws(CastServiceError) -> DeviceActivity {
-        let link = try link(for: id)
-        do {
-            try await body(try await mediaSession(for: link, id: id))
         } catch { throw CastServiceError(error) }
         return try await settledActivity(of: link)
     }

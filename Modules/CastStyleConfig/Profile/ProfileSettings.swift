@@ -96,6 +96,12 @@ enum ProfileValues {
         return value
     }
 
+    /// A local file path (resolved against a profile's folder by the resolver): anything but empty.
+    static func path(_ text: String) throws(ValueProblem) -> String {
+        guard !text.isEmpty else { throw ValueProblem(expectation: "a local file path") }
+        return text
+    }
+
     /// One MQTT topic level: 1 to 64 letters, digits, `-` or `_`.
     static func topicLevel(_ text: String) throws(ValueProblem) -> String {
         let value = text.trimmingASCIIWhitespace()
@@ -426,8 +432,7 @@ extension ProfileSetting {
             summary: "Where session state is stored; default means $XDG_STATE_HOME/cast (CastOptions.stateDirectory).",
             isPath: true,
             apply: { (target, text) throws(ValueProblem) in
-                guard !text.isEmpty else { throw ValueProblem(expectation: "a local file path") }
-                target.options.stateDirectory = text
+                target.options.stateDirectory = try ProfileValues.path(text)
             },
             current: { $0.options.stateDirectory ?? "default" }
         ),
@@ -472,8 +477,7 @@ extension ProfileSetting {
             summary: "The style document the terminal controllers use; built-in for none (ResolvedProfile.style).",
             isPath: true,
             apply: { (target, text) throws(ValueProblem) in
-                guard !text.isEmpty else { throw ValueProblem(expectation: "a local file path") }
-                target.stylePath = text == "built-in" ? nil : text
+                target.stylePath = try ProfileValues.path(text) == "built-in" ? nil : text
             },
             current: { $0.stylePath ?? "built-in" }
         ),
@@ -583,8 +587,7 @@ extension ProfileSetting {
             summary: "A file holding the MQTT broker password (DaemonSettings.brokerPasswordFile).",
             isPath: true,
             apply: { (target, text) throws(ValueProblem) in
-                guard !text.isEmpty else { throw ValueProblem(expectation: "a local file path") }
-                target.daemon.brokerPasswordFile = text
+                target.daemon.brokerPasswordFile = try ProfileValues.path(text)
             },
             current: { $0.daemon.brokerPasswordFile ?? "none" }
         ),
@@ -594,8 +597,7 @@ extension ProfileSetting {
             summary: "A PEM file of the CAs the broker's certificate must chain to (DaemonSettings.brokerCAFile).",
             isPath: true,
             apply: { (target, text) throws(ValueProblem) in
-                guard !text.isEmpty else { throw ValueProblem(expectation: "a local file path") }
-                target.daemon.brokerCAFile = text
+                target.daemon.brokerCAFile = try ProfileValues.path(text)
             },
             current: { $0.daemon.brokerCAFile ?? "system CAs" }
         ),
