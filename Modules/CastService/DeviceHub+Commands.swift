@@ -274,9 +274,7 @@ extension DeviceHub {
     private func session(of link: Link, running applicationID: String, relaunch: Bool, id: String) async throws
         -> CastSession
     {
-        let context = await link.context(launching: applicationID, relaunch: relaunch) { options in
-            CastContext(options: options, eventLoopGroup: eventLoopGroup, logger: logger)
-        }
+        let context = await link.context(launching: applicationID, relaunch: relaunch, make: makeContext)
         let manager = context.sessionManager
         if let session = manager.currentSession, session.connectionState == .connected,
             session.application.applicationID == applicationID, !relaunch
@@ -295,9 +293,13 @@ extension DeviceHub {
         device: CastDevice,
         freshServer: Bool
     ) async throws(CastServiceError) -> [QueueItem] {
-        var files: [Int: String] = [:]
-        for (index, source) in sources.enumerated() {
-            guard case .file(let path, _) = source else { continue }
+        // Every file is checked before any is served: one path outside the folders refuses the whole request.
+        var checked: [MediaSource] = []
+        for source in sources {
+            guard case .file(let path, let title) = source else {
+                checked.append(source)
+                continue
+            }
             guard let real = mediaFolders.file(path) else {
                 throw CastServiceError(
                     .forbiddenPath,
@@ -308,16 +310,16 @@ extension DeviceHub {
                     field: "file"
                 )
             }
-            files[index] = real
+            checked.append(.file(real, title: title))
         }
         do {
             var server = freshServer ? nil : link.fileServer.withLockedValue { $0 }
             var items: [QueueItem] = []
-            for (index, source) in sources.enumerated() {
+            for source in checked {
                 switch source {
                 case .media(let media):
                     items.append(QueueItem(media: media))
-                case .file(_, let title):
+                case .file(let real, let title):
                     let serving: MediaServer
                     if let server {
                         serving = server
@@ -326,7 +328,7 @@ extension DeviceHub {
                     }
                     server = serving
                     let file = try await serving.castableFile(
-                        files[index] ?? "",
+                        real,
                         device: .forModel(device.modelName, playsVideo: device.mayPlayVideo),
                         title: title
                     )

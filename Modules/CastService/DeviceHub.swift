@@ -62,12 +62,11 @@ public final class DeviceHub: Sendable {
             make: (CastOptions) -> CastContext
         ) async -> CastContext {
             let current = context
-            let launch = current.options
-            if launch.receiverApplicationID == applicationID, launch.launchOptions.relaunchIfRunning == relaunch {
+            var options = current.options
+            if options.receiverApplicationID == applicationID, options.launchOptions.relaunchIfRunning == relaunch {
                 return current
             }
             await current.sessionManager.endSession(stopCasting: false)
-            var options = current.options
             options.receiverApplicationID = applicationID
             options.launchOptions.relaunchIfRunning = relaunch
             let made = make(options)
@@ -87,8 +86,8 @@ public final class DeviceHub: Sendable {
     public let options: Options
     /// Where devices come from.
     public let discovery: DiscoveryManager
-    let eventLoopGroup: any EventLoopGroup
-    let logger: Logger
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
     private let state = NIOLockedValueBox(State())
     private let log: EventLog
     let mediaFolders: MediaFolders
@@ -195,11 +194,16 @@ public final class DeviceHub: Sendable {
                     eventLoopGroup: eventLoopGroup,
                     logger: logger
                 ),
-                context: CastContext(options: cast, eventLoopGroup: eventLoopGroup, logger: logger)
+                context: makeContext(cast)
             )
             state.links[id] = link
             return link
         }
+    }
+
+    /// A context for one device's sessions, on the hub's event loops and logger.
+    func makeContext(_ options: CastOptions) -> CastContext {
+        CastContext(options: options, eventLoopGroup: eventLoopGroup, logger: logger)
     }
 
     /// Starts following once; later callers wait for the same start. A failed start is forgotten so the next
