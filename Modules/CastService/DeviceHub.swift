@@ -142,6 +142,9 @@ public final class DeviceHub: Sendable {
         log.finish()
     }
 
+    /// Whether ``stop()`` was called: its event streams end for good.
+    var isStopped: Bool { state.withLockedValue { $0.isStopped } }
+
     // MARK: - Reading
 
     /// Every known device, sorted by name, with its activity when it is followed.

@@ -149,69 +149,66 @@ public final class MQTTBridge: Sendable {
 
     private func publishAll(_ known: Known) {
         let id = known.device.id
-        if options.homeAssistantDiscovery {
-            for entity in HomeAssistantDiscovery.entities(for: known.device, bridge: self) {
-                client.publish(entity.topic, entity.config, retain: true)
-            }
-        }
+        publishDiscovery(for: known.device)
         if let online = known.isOnline {
             client.publish(topic("availability", device: id), online ? "online" : "offline", retain: true)
         }
         if let state = known.state { client.publish(topic("state", device: id), state, retain: true) }
     }
 
+    private func publishDiscovery(for device: CastDevice) {
+        guard options.homeAssistantDiscovery else { return }
+        for entity in HomeAssistantDiscovery.entities(for: device, bridge: self) {
+            client.publish(entity.topic, entity.config, retain: true)
+        }
+    }
+
     // MARK: - Devices
 
+    /// Follows the hub's events; a subscription the log dropped (it fell behind) catches up from the last id. A
+    /// stopped hub ends every subscription at once, so following stops with it.
     private func followHub() async {
         var lastID: Int?
-        while !Task.isCancelled {
+        while !Task.isCancelled, !hub.isStopped {
             for await event in hub.events(after: lastID) {
                 lastID = event.id
                 handle(event.change)
             }
-            // The log dropped this subscriber (it fell behind) or finished: catch up from the last id.
-            if Task.isCancelled { return }
         }
     }
 
     private func handle(_ change: ServiceEvent.Change) {
         switch change {
         case .deviceAdded(let device), .deviceUpdated(let device):
-            let known = remember(device)
-            if options.homeAssistantDiscovery {
-                for entity in HomeAssistantDiscovery.entities(for: known.device, bridge: self) {
-                    client.publish(entity.topic, entity.config, retain: true)
-                }
-            }
+            remember(device)
+            publishDiscovery(for: device)
         case .deviceRemoved(let device):
             state.withLockedValue { $0.devices[device.id]?.isOnline = false }
             client.publish(topic("availability", device: device.id), "offline", retain: true)
         case .status(let activity):
             let json = APIModel.json(APIModel.state(activity)).jsonString
-            let wasOnline = state.withLockedValue { state -> Bool in
-                if state.devices[activity.device.id] == nil {
-                    state.devices[activity.device.id] = Known(device: activity.device)
-                    state.topicIDs[Self.topicLevel(activity.device.id)] = activity.device.id
-                }
-                defer {
-                    state.devices[activity.device.id]?.state = json
-                    state.devices[activity.device.id]?.isOnline = true
-                }
-                return state.devices[activity.device.id]?.isOnline == true
-            }
+            let wasOnline = remember(activity.device, state: json)?.isOnline == true
             client.publish(topic("state", device: activity.device.id), json, retain: true)
             if !wasOnline { client.publish(topic("availability", device: activity.device.id), "online", retain: true) }
         }
     }
 
+    /// Keeps `device` as discovery describes it, or — with a `state` — the state JSON of a status (whose device is
+    /// as it was when followed, so it replaces no newer description), marking it online. Returns what was known
+    /// before.
     @discardableResult
-    private func remember(_ device: CastDevice) -> Known {
+    private func remember(_ device: CastDevice, state json: String? = nil) -> Known? {
         state.withLockedValue { state in
             state.topicIDs[Self.topicLevel(device.id)] = device.id
-            var known = state.devices[device.id] ?? Known(device: device)
-            known.device = device
+            let before = state.devices[device.id]
+            var known = before ?? Known(device: device)
+            if json == nil { known.device = device }
+            if let json {
+                known.state = json
+                known.isOnline = true
+            }
             state.devices[device.id] = known
-            return known
+            return before
         }
     }
 
