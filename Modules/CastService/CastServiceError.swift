@@ -97,3 +97,25 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension CastServiceError {
+    /// A request body that could not be decoded (not JSON, a missing field, a wrong type), as a 400 naming the
+    /// field: what the HTTP API and MQTT's command messages both answer.
+    init(unreadableRequest error: any Error) {
+        let reason: String
+        var field: String?
+        switch error {
+        case DecodingError.dataCorrupted(let context):
+            reason = context.debugDescription
+        case DecodingError.keyNotFound(let key, _):
+            reason = "'\(key.stringValue)' is missing"
+            field = key.stringValue
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            reason = "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type"
+            field = context.codingPath.last?.stringValue
+        default:
+            reason = "\(error)"
+        }
+        self.init(.invalidRequest, "the request could not be read: \(reason)", httpStatus: 400, field: field)
+    }
+}

@@ -16,13 +16,10 @@ struct ProblemMiddleware: ServerMiddleware {
             return try await next(request, body, metadata)
         } catch let error as ServerError {
             // The generated layer failed to read the request: the client's fault. Anything else is ours.
-            let isRequestError = error.operationInput == nil
-            let problem = CastServiceError(
-                isRequestError ? .invalidRequest : .module("internalError"),
-                isRequestError ? "the request could not be read: \(Self.reason(error.underlyingError))" : "\(error)",
-                httpStatus: isRequestError ? 400 : 500,
-                field: Self.field(error.underlyingError)
-            )
+            let problem =
+                error.operationInput == nil
+                ? CastServiceError(unreadableRequest: error.underlyingError)
+                : CastServiceError(.module("internalError"), "\(error)", httpStatus: 500)
             return Self.response(problem)
         }
     }
@@ -32,24 +29,5 @@ struct ProblemMiddleware: ServerMiddleware {
         var response = HTTPResponse(status: .init(code: problem.httpStatus))
         response.headerFields[.contentType] = "application/problem+json"
         return (response, HTTPBody(document))
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context): context.debugDescription
-        case DecodingError.keyNotFound(let key, _): "'\(key.stringValue)' is missing"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type"
-        default: "\(error)"
-        }
-    }
-
-    private static func field(_ error: any Error) -> String? {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): key.stringValue
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            context.codingPath.last?.stringValue
-        default: nil
-        }
     }
 }

@@ -116,21 +116,8 @@ struct MQTTCommand: Sendable {
     private static func decode<Body: Decodable>(_ body: Data) throws(CastServiceError) -> Body {
         do {
             return try JSONDecoder().decode(Body.self, from: body)
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw CastServiceError(
-                .invalidRequest,
-                "'\(key.stringValue)' is missing",
-                httpStatus: 400,
-                field: key.stringValue
-            )
-        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw CastServiceError(.invalidRequest, "'\(field)' has the wrong type", httpStatus: 400, field: field)
-        } catch let DecodingError.dataCorrupted(context) {
-            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw CastServiceError(.invalidRequest, "'\(field)' is not valid", httpStatus: 400, field: field)
         } catch {
-            throw CastServiceError(.invalidRequest, "the command is not valid JSON", httpStatus: 400, field: "body")
+            throw CastServiceError(unreadableRequest: error)
         }
     }
 
