@@ -31,20 +31,27 @@ public final class MQTTBridge: Sendable {
         /// Home Assistant's discovery prefix. Defaults to `homeassistant`.
         public var discoveryPrefix = "homeassistant"
         /// The apps Home Assistant's app select offers, by name. Defaults to the Default Media Receiver.
-        public var selectableApps: [(name: String, id: String)] = [("Default Media Receiver", "CC1AD845")]
+        public var selectableApps = [
+            SelectableApp(name: "Default Media Receiver", id: CastOptions.defaultMediaReceiverApplicationID)
+        ]
 
         /// A bridge for `site` on `broker`.
         public init(broker: MQTTBrokerOptions, site: String) {
             self.broker = broker
             self.site = site
         }
+    }
 
-        public static func == (lhs: Options, rhs: Options) -> Bool {
-            lhs.broker == rhs.broker && lhs.topicPrefix == rhs.topicPrefix && lhs.site == rhs.site
-                && lhs.homeAssistantDiscovery == rhs.homeAssistantDiscovery
-                && lhs.discoveryPrefix == rhs.discoveryPrefix
-                && lhs.selectableApps.map(\.name) == rhs.selectableApps.map(\.name)
-                && lhs.selectableApps.map(\.id) == rhs.selectableApps.map(\.id)
+    /// An app Home Assistant's app select offers.
+    public struct SelectableApp: Sendable, Equatable {
+        /// The name shown in Home Assistant.
+        public var name: String
+        /// The receiver app id launched when it is chosen.
+        public var id: String
+
+        public init(name: String, id: String) {
+            self.name = name
+            self.id = id
         }
     }
 
