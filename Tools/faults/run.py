@@ -16,6 +16,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lab"))
+from labkit import check, figure, in_ns, sh, summary  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CAST = os.path.join(ROOT, ".build", "debug", "cast")
 RECEIVER = os.path.join(ROOT, ".build", "debug", "cast-receiver")
@@ -30,29 +33,7 @@ URL = "https://media.example.com/fault.mp4"
 SENDER_ENV = dict(os.environ, XDG_STATE_HOME=STATE, XDG_CONFIG_HOME=STATE, CAST_RECONNECT_MAXIMUM_DELAY="1s",
                   CAST_RECONNECT_INITIAL_DELAY="250ms", CAST_CONNECT_TIMEOUT="1s", NO_COLOR="1")
 HEARTBEAT_WINDOW = 15.0
-results = []
 processes = []
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(f"{'PASS' if condition else 'FAIL'} {name}{(': ' + str(detail)) if detail and not condition else ''}",
-          flush=True)
-
-
-def figure(text):
-    print(f"  figure: {text}", flush=True)
-
-
-def sh(*args, check_status=True):
-    completed = subprocess.run(list(args), capture_output=True, text=True)
-    if check_status and completed.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: {completed.stderr.strip()}")
-    return completed
-
-
-def in_ns(ns, *args):
-    return ["ip", "netns", "exec", ns, *args]
 
 
 # --- the lab ---
@@ -444,9 +425,7 @@ def main():
         check("the fault lab ran to the end", False, f"{type(error).__name__}: {error}")
     finally:
         lab_down()
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed", flush=True)
-    return 0 if passed == len(results) else 1
+    return summary()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lab"))
+from labkit import check, figure, in_ns, sh, summary  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASTD = os.path.join(ROOT, ".build", "debug", "castd")
 RECEIVER = os.path.join(ROOT, ".build", "debug", "cast-receiver")
@@ -20,25 +23,7 @@ TAG = f"cmq{os.getpid() % 100000}"
 BROKER_NS = f"{TAG}-broker"
 SITES = {"site-a": (f"{TAG}-a", "10.79.1"), "site-b": (f"{TAG}-b", "10.79.2")}
 STATE = tempfile.mkdtemp(prefix="cast-mqtt-sites-")
-results = []
 processes = {}
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(f"{'PASS' if condition else 'FAIL'} {name}{(': ' + str(detail)) if detail and not condition else ''}",
-          flush=True)
-
-
-def sh(*args, check_status=True):
-    completed = subprocess.run(list(args), capture_output=True, text=True)
-    if check_status and completed.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: {completed.stderr.strip()}")
-    return completed
-
-
-def in_ns(ns, *args):
-    return ["ip", "netns", "exec", ns, *args]
 
 
 def start(name, ns, *args, ready):
@@ -113,7 +98,7 @@ def main():
     sites_seen = {topic.split("/")[1] for topic, _ in states}
     check("both sites' retained device states reach a central client", sites_seen == set(SITES), states)
     check("each site publishes its two devices", len({topic for topic, _ in states}) == 4, [t for t, _ in states])
-    print(f"  figure: 4 retained states received in {time.monotonic() - started:.2f} s", flush=True)
+    figure(f"4 retained states received in {time.monotonic() - started:.2f} s")
     statuses = dict(subscribe("cast/+/status", 2))
     check("both sites are online", statuses == {"cast/site-a/status": "online", "cast/site-b/status": "online"},
           statuses)
@@ -135,7 +120,7 @@ def main():
     check("a command for site B's device is performed and answered",
           result.get("ok") is True and result.get("id") == "b1"
           and result.get("status", {}).get("media", {}).get("playerState") == "PLAYING", result)
-    print(f"  figure: command to result across the broker in {(time.monotonic() - sent) * 1000:.0f} ms", flush=True)
+    figure(f"command to result across the broker in {(time.monotonic() - sent) * 1000:.0f} ms")
     state_b = subscribe(f"cast/site-b/{device['site-b']}/state", 1)
     check("site B's retained state shows the media",
           bool(state_b) and "site-b.mp4" in state_b[0][1], state_b)
@@ -149,7 +134,7 @@ def main():
     offline = subscribe("cast/site-a/status", 1)
     check("killing site A's castd marks it offline through the last will",
           offline == [["cast/site-a/status", "offline"]], offline)
-    print(f"  figure: last will seen {time.monotonic() - killed:.2f} s after SIGKILL", flush=True)
+    figure(f"last will seen {time.monotonic() - killed:.2f} s after SIGKILL")
     check("site B stays online", dict(subscribe("cast/site-b/status", 1)) == {"cast/site-b/status": "online"})
 
 
@@ -160,6 +145,4 @@ if __name__ == "__main__":
         check("the two-site lab runs", False, error)
     finally:
         lab_down()
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed", flush=True)
-    sys.exit(1 if failed else 0)
+    sys.exit(summary())
