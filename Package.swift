@@ -209,7 +209,12 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Modules/CastService",
-            exclude: ["openapi.yaml", "openapi-generator-config.yaml"]
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
+            resources: [
+                .embedInCode("WebRemote/Assets/index.html"),
+                .embedInCode("WebRemote/Assets/remote.css"),
+                .embedInCode("WebRemote/Assets/remote.js"),
+            ]
         ),
 
         // MARK: - Apps

@@ -140,6 +140,7 @@ public struct CastServiceServer: Sendable {
     ) throws -> some ApplicationProtocol {
         let router = Router(context: ServiceRequestContext.self)
         router.add(middleware: CrossOriginMiddleware(allowedOrigins: Set(options.allowedOrigins)))
+        WebRemote.register(on: router)  // before the access checks: the page is public, the API it calls is not
         router.add(
             middleware: AccessMiddleware(
                 tokens: options.tokens,

@@ -221,6 +221,10 @@ enum APIModel {
         return (try? encoder.encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 
+    static func mediaFile(_ file: MediaFolders.File) -> Components.Schemas.MediaFile {
+        .init(file: file.path, name: file.name, folder: file.folder, size: file.size, contentType: file.contentType)
+    }
+
     static func problem(_ error: CastServiceError) -> Components.Responses.Problem {
         .init(body: .applicationProblemJson(problemDocument(error)))
     }

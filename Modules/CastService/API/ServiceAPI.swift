@@ -3,6 +3,7 @@ import CastMedia
 import CastMediaServer
 import CastSession
 import Foundation
+import NIOPosix
 import OpenAPIRuntime
 
 /// The operations of `openapi.yaml`, answered by a ``DeviceHub``. Every failure is answered as an RFC 9457
@@ -13,6 +14,21 @@ struct ServiceAPI: APIProtocol {
     func listDevices(_ input: Operations.ListDevices.Input) async throws -> Operations.ListDevices.Output {
         let devices = hub.devices.map { APIModel.device($0.device, activity: $0.activity) }
         return .ok(.init(body: .json(.init(devices: devices))))
+    }
+
+    func listMediaFiles(_ input: Operations.ListMediaFiles.Input) async throws -> Operations.ListMediaFiles.Output {
+        let limit = input.query.limit ?? 1000
+        guard (1...10000).contains(limit) else {
+            return .badRequest(
+                APIModel.problem(
+                    CastServiceError(.invalidRequest, "limit must be from 1 to 10000", httpStatus: 400, field: "limit")
+                )
+            )
+        }
+        let folders = hub.mediaFolders
+        // A walk touches the disk: off the event loops.
+        let (files, truncated) = try await NIOThreadPool.singleton.runIfActive { folders.files(limit: limit) }
+        return .ok(.init(body: .json(.init(files: files.map(APIModel.mediaFile), truncated: truncated))))
     }
 
     func getDevice(_ input: Operations.GetDevice.Input) async throws -> Operations.GetDevice.Output {

@@ -57,6 +57,80 @@ extension Components {
                 case field
             }
         }
+        /// - Remark: Generated from `#/components/schemas/MediaFileList`.
+        internal struct MediaFileList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MediaFileList/files`.
+            internal var files: [Components.Schemas.MediaFile]
+            /// Whether the folders hold more files than were listed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MediaFileList/truncated`.
+            internal var truncated: Swift.Bool
+            /// Creates a new `MediaFileList`.
+            ///
+            /// - Parameters:
+            ///   - files:
+            ///   - truncated: Whether the folders hold more files than were listed.
+            internal init(
+                files: [Components.Schemas.MediaFile],
+                truncated: Swift.Bool
+            ) {
+                self.files = files
+                self.truncated = truncated
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case files
+                case truncated
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MediaFile`.
+        internal struct MediaFile: Codable, Hashable, Sendable {
+            /// The path to give as `file` when loading it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MediaFile/file`.
+            internal var file: Swift.String
+            /// Its path inside its folder.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MediaFile/name`.
+            internal var name: Swift.String
+            /// The media folder it is in, as configured.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MediaFile/folder`.
+            internal var folder: Swift.String
+            /// Its size in bytes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MediaFile/size`.
+            internal var size: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/MediaFile/contentType`.
+            internal var contentType: Swift.String
+            /// Creates a new `MediaFile`.
+            ///
+            /// - Parameters:
+            ///   - file: The path to give as `file` when loading it.
+            ///   - name: Its path inside its folder.
+            ///   - folder: The media folder it is in, as configured.
+            ///   - size: Its size in bytes.
+            ///   - contentType:
+            internal init(
+                file: Swift.String,
+                name: Swift.String,
+                folder: Swift.String,
+                size: Swift.Int,
+                contentType: Swift.String
+            ) {
+                self.file = file
+                self.name = name
+                self.folder = folder
+                self.size = size
+                self.contentType = contentType
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case file
+                case name
+                case folder
+                case size
+                case contentType
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/DeviceList`.
         internal struct DeviceList: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/DeviceList/devices`.

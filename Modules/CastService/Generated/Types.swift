@@ -102,6 +102,15 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/devices/{deviceId}/channels/{namespace}`.
     /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/channels/{namespace}/post(sendMessage)`.
     func sendMessage(_ input: Operations.SendMessage.Input) async throws -> Operations.SendMessage.Output
+    /// The audio, video and image files in the configured media folders, which `file` in a load can name.
+    ///
+    /// Walks the media folders (symbolic links and hidden entries are not followed or listed), sorted by folder
+    /// and name, at most `limit` files. Empty when no media folder is configured.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/media-files`.
+    /// - Remark: Generated from `#/paths//v1/media-files/get(listMediaFiles)`.
+    func listMediaFiles(_ input: Operations.ListMediaFiles.Input) async throws -> Operations.ListMediaFiles.Output
     /// Server-Sent Events for every device added, updated or removed and every status change.
     ///
     /// Each event has an `id:`; a client that reconnects with `Last-Event-ID` receives the events it missed, as
@@ -368,6 +377,23 @@ extension APIProtocol {
             path: path,
             headers: headers,
             body: body
+        ))
+    }
+    /// The audio, video and image files in the configured media folders, which `file` in a load can name.
+    ///
+    /// Walks the media folders (symbolic links and hidden entries are not followed or listed), sorted by folder
+    /// and name, at most `limit` files. Empty when no media folder is configured.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/media-files`.
+    /// - Remark: Generated from `#/paths//v1/media-files/get(listMediaFiles)`.
+    internal func listMediaFiles(
+        query: Operations.ListMediaFiles.Input.Query = .init(),
+        headers: Operations.ListMediaFiles.Input.Headers = .init()
+    ) async throws -> Operations.ListMediaFiles.Output {
+        try await listMediaFiles(Operations.ListMediaFiles.Input(
+            query: query,
+            headers: headers
         ))
     }
     /// Server-Sent Events for every device added, updated or removed and every status change.
