@@ -1,4 +1,5 @@
 import CastLogging
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -139,16 +140,28 @@ public struct CastServiceServer: Sendable {
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let router = Router(context: ServiceRequestContext.self)
-        router.add(middleware: CrossOriginMiddleware(allowedOrigins: Set(options.allowedOrigins)))
+        router.add(
+            middleware: CrossOriginMiddleware(allowedOrigins: Set(options.allowedOrigins), metrics: hub.metrics)
+        )
         WebRemote.register(on: router)  // before the access checks: the page is public, the API it calls is not
         router.add(
             middleware: AccessMiddleware(
                 tokens: options.tokens,
                 rateLimiter: options.rateLimit.map { RateLimiter(limit: $0, now: now) },
-                maximumBodySize: options.maximumBodySize
+                maximumBodySize: options.maximumBodySize,
+                metrics: hub.metrics
             )
         )
-        try ServiceAPI(hub: hub).registerHandlers(on: router, middlewares: [ProblemMiddleware()])
+        try ServiceAPI(hub: hub).registerHandlers(on: router, middlewares: [ProblemMiddleware(metrics: hub.metrics)])
+        router.get("/metrics") { [hub] _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(
+                status: .ok,
+                headers: headers,
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: hub.metricsExposition()))
+            )
+        }
         return Application(
             router: router,
             configuration: ApplicationConfiguration(

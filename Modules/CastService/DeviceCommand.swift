@@ -31,6 +31,36 @@ public enum DeviceCommand: Sendable {
     case moveQueueItem(itemID: Int, before: Int?)
     /// Sets how the queue repeats.
     case setRepeatMode(RepeatMode)
+
+    /// The command's name in metrics and logs: `load`, `pause`, `setVolume`, …
+    public var name: String {
+        switch self {
+        case .load: "load"
+        case .control(let command):
+            switch command {
+            case .play: "play"
+            case .pause: "pause"
+            case .stop: "stop"
+            case .seek: "seek"
+            case .rate: "rate"
+            case .next: "next"
+            case .previous: "previous"
+            case .skipAd: "skipAd"
+            }
+        case .setVolume: "setVolume"
+        case .launch: "launch"
+        case .stopApplication: "stopApplication"
+        case .join: "join"
+        case .leave: "leave"
+        case .setTracks: "setTracks"
+        case .loadQueue: "loadQueue"
+        case .insertIntoQueue: "insertIntoQueue"
+        case .removeFromQueue: "removeFromQueue"
+        case .playQueueItem: "playQueueItem"
+        case .moveQueueItem: "moveQueueItem"
+        case .setRepeatMode: "setRepeatMode"
+        }
+    }
 }
 
 /// Media to cast: a URL the device fetches, or a local file the service serves.

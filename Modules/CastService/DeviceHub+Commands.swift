@@ -15,6 +15,13 @@ extension DeviceHub {
     ///   ``CastServiceError/Code/conflict`` (409) when the command does not fit what the device does, and the
     ///   failing module's error otherwise (502 unreachable, 504 no answer in time).
     public func perform(_ command: DeviceCommand, on id: String) async throws(CastServiceError) -> DeviceActivity {
+        let clock = ContinuousClock()
+        let start = clock.now
+        defer { metrics.recordCommand(command.name, duration: start.duration(to: clock.now)) }
+        return try await run(command, on: id)
+    }
+
+    private func run(_ command: DeviceCommand, on id: String) async throws(CastServiceError) -> DeviceActivity {
         switch command {
         case .load(.media(let media), let autoplay, let startTime):
             return try await load(media, on: id, autoplay: autoplay, startTime: startTime)

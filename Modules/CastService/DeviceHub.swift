@@ -45,6 +45,8 @@ public final class DeviceHub: Sendable {
         /// Serves the local files the device plays; replaced (and the old one stopped) by the next load or queue.
         let fileServer = NIOLockedValueBox<MediaServer?>(nil)
         let follower = NIOLockedValueBox<Task<Void, Never>?>(nil)
+        /// Forwards the current context's session events; replaced when the context is.
+        let sessionFollower = NIOLockedValueBox<(context: ObjectIdentifier, task: Task<Void, Never>)?>(nil)
 
         init(observer: DeviceObserver, context: CastContext) {
             self.observer = observer
@@ -80,6 +82,8 @@ public final class DeviceHub: Sendable {
         var forwarder: Task<Void, Never>?
         var followsAll = false
         var isStopped = false
+        /// Reconnects of the observers of links since removed, so the metric's counter never goes down.
+        var retiredReconnects = 0
     }
 
     /// The options the hub was made with.
@@ -89,8 +93,9 @@ public final class DeviceHub: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
-    private let log: EventLog
+    let log: EventLog
     let mediaFolders: MediaFolders
+    let metrics = ServiceMetrics()
 
     /// Creates a stopped hub.
     public init(
@@ -136,6 +141,7 @@ public final class DeviceHub: Sendable {
             link.follower.withLockedValue { $0?.cancel() }
             await link.observer.stop()
             await link.context.sessionManager.endSession(stopCasting: false)
+            link.sessionFollower.withLockedValue { $0?.task.cancel() }
             await link.fileServer.withLockedValue { $0 }?.stop()
         }
         await discovery.stop()
@@ -200,8 +206,44 @@ public final class DeviceHub: Sendable {
                 context: makeContext(cast)
             )
             state.links[id] = link
+            followSessions(of: link, id: id)
             return link
         }
+    }
+
+    /// Forwards the session events of the link's current context to the event log (once per context; call again
+    /// after the context is replaced), counting resumes as reconnects.
+    func followSessions(of link: Link, id: String) {
+        let context = link.context
+        link.sessionFollower.withLockedValue { follower in
+            guard follower?.context != ObjectIdentifier(context) else { return }
+            follower?.task.cancel()
+            let events = context.sessionManager.events()
+            let task = Task { [log, metrics, discovery] in
+                for await event in events {
+                    guard let change = SessionChange(event) else { continue }
+                    if change.kind == .resumed { metrics.recordReconnect("session") }
+                    guard let device = change.device ?? discovery.device(withID: id) else { continue }
+                    log.append(.session(device, change))
+                }
+            }
+            follower = (ObjectIdentifier(context), task)
+        }
+    }
+
+    /// The metrics in Prometheus' text format, gauges read now.
+    func metricsExposition() -> [UInt8] {
+        let (links, retired) = state.withLockedValue { (Array($0.links.values), $0.retiredReconnects) }
+        let sessions = links.filter { $0.context.sessionManager.currentSession?.connectionState == .connected }
+        return metrics.exposition(
+            .init(
+                devices: discovery.devices.count,
+                followedDevices: links.filter { $0.observer.activity != nil }.count,
+                connectedSessions: sessions.count,
+                eventSubscribers: log.subscriberCount,
+                deviceReconnects: retired + links.reduce(0) { $0 + $1.observer.reconnectCount }
+            )
+        )
     }
 
     /// A context for one device's sessions, on the hub's event loops and logger.
@@ -273,9 +315,14 @@ public final class DeviceHub: Sendable {
             log.append(.deviceUpdated(device))
         case .removed(let device):
             log.append(.deviceRemoved(device))
-            let link = state.withLockedValue { $0.links.removeValue(forKey: device.id) }
+            let link = state.withLockedValue { state in
+                let link = state.links.removeValue(forKey: device.id)
+                state.retiredReconnects += link?.observer.reconnectCount ?? 0
+                return link
+            }
             if let link {
                 link.follower.withLockedValue { $0?.cancel() }
+                link.sessionFollower.withLockedValue { $0?.task.cancel() }
                 Task { await link.observer.stop() }
             }
         default:

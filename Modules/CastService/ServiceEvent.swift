@@ -11,6 +11,8 @@ public struct ServiceEvent: Sendable {
         case deviceRemoved(CastDevice)
         /// A followed device's receiver or media status changed.
         case status(DeviceActivity)
+        /// One of castd's sessions with a device's app started, ended, was suspended or resumed, or failed.
+        case session(CastDevice, SessionChange)
     }
 
     /// Increases by one per event, from 1; a subscriber passes the last one it saw to catch up.
@@ -25,6 +27,7 @@ public struct ServiceEvent: Sendable {
         case .deviceUpdated: "device-updated"
         case .deviceRemoved: "device-removed"
         case .status: "status"
+        case .session: "session"
         }
     }
 
@@ -33,7 +36,61 @@ public struct ServiceEvent: Sendable {
         switch change {
         case .deviceAdded(let device), .deviceUpdated(let device), .deviceRemoved(let device): device
         case .status(let activity): activity.device
+        case .session(let device, _): device
         }
+    }
+}
+
+/// What happened to one of castd's sessions (GCKSessionManagerListener's events, without the "will" ones).
+public struct SessionChange: Sendable {
+    /// The kinds of change.
+    public enum Kind: String, Sendable, Hashable {
+        case started, startFailed, ended, suspended, resumed, resumeFailed
+    }
+
+    /// What happened.
+    public var kind: Kind
+    /// The session's id, when it had one.
+    public var sessionID: String?
+    /// The app the session is with, when known.
+    public var applicationID: String?
+    /// Why it failed, ended with an error, or was suspended.
+    public var reason: String?
+    /// The session's device as the session knows it, when the event names one.
+    var device: CastDevice?
+
+    /// The change a session manager's event stands for; `nil` for the announcements before a change.
+    init?(_ event: SessionEvent) {
+        switch event {
+        case .willStart, .willEnd, .willResume:
+            return nil
+        case .didStart(let session):
+            self.init(kind: .started, session: session)
+        case .didFailToStart(let device, let error):
+            self.init(kind: .startFailed, reason: error.code.description)
+            self.device = device
+        case .didEnd(let session, let error):
+            self.init(kind: .ended, session: session, reason: error?.code.description)
+        case .didSuspend(let session, let reason):
+            self.init(
+                kind: .suspended,
+                session: session,
+                reason: reason == .heartbeatTimeout ? "heartbeatTimeout" : "networkLost"
+            )
+        case .didResume(let session, _):
+            self.init(kind: .resumed, session: session)
+        case .didFailToResume(let session, let error):
+            self.init(kind: .resumeFailed, reason: error.code.description)
+            if let session { self.init(kind: .resumeFailed, session: session, reason: error.code.description) }
+        }
+    }
+
+    private init(kind: Kind, session: CastSession? = nil, reason: String? = nil) {
+        self.kind = kind
+        self.sessionID = session?.sessionID
+        self.applicationID = session?.application.applicationID
+        self.reason = reason
+        self.device = session?.device
     }
 }
 
@@ -62,6 +119,9 @@ final class EventLog: Sendable {
         self.window = max(1, window)
         self.subscriberBuffer = max(1, subscriberBuffer)
     }
+
+    /// How many subscribers follow the log now.
+    var subscriberCount: Int { state.withLockedValue { $0.subscribers.count } }
 
     /// The id the next event gets.
     var nextID: Int { state.withLockedValue { $0.nextID } }

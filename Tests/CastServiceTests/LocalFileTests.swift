@@ -115,6 +115,46 @@ import Testing
         }
     }
 
+    @Test func theFoldersCastableFilesAreListedWithoutFollowingLinks() async throws {
+        let library = try Library()
+        defer { library.remove() }
+        try "x".write(toFile: library.folder + "/.hidden.mp4", atomically: true, encoding: .utf8)
+        try "x".write(toFile: library.folder + "/notes.txt", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(
+            atPath: library.folder + "/loop",
+            withDestinationPath: library.folder
+        )
+        try await withHub(mediaFolders: [library.folder]) { hub, _ in
+            try await withServer(hub) { port in
+                let reply = try await TestHTTP.send(port: port, "GET", "/v1/media-files")
+                #expect(reply.status == 200)
+                let files = reply.json?["files"]?.arrayValue ?? []
+                // The clip only: not its subtitles, the hidden file, the text, the link out or the link in a loop.
+                #expect(files.map { $0["name"]?.stringValue } == ["sub/clip.m4a"])
+                #expect(files.first?["file"]?.stringValue == library.folder + "/sub/clip.m4a")
+                #expect(files.first?["folder"]?.stringValue == library.folder)
+                #expect(files.first?["contentType"]?.stringValue == "audio/mp4")
+                #expect(files.first?["size"]?.intValue == Self.size(library.folder + "/sub/clip.m4a"))
+                #expect(reply.json?["truncated"]?.boolValue == false)
+
+                try "x".write(toFile: library.folder + "/a.webm", atomically: true, encoding: .utf8)
+                let limited = try await TestHTTP.send(port: port, "GET", "/v1/media-files?limit=1")
+                #expect(limited.json?["files"]?.arrayValue?.map { $0["name"]?.stringValue } == ["a.webm"])
+                #expect(limited.json?["truncated"]?.boolValue == true)
+
+                let invalid = try await TestHTTP.send(port: port, "GET", "/v1/media-files?limit=0")
+                #expect(invalid.status == 400)
+                #expect(invalid.json?["field"]?.stringValue == "limit")
+            }
+        }
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let reply = try await TestHTTP.send(port: port, "GET", "/v1/media-files")
+                #expect(reply.json?["files"]?.arrayValue?.isEmpty == true)
+            }
+        }
+    }
+
     @Test func withoutMediaFoldersNoFileIsCast() async throws {
         let library = try Library()
         defer { library.remove() }

@@ -251,6 +251,12 @@ enum APIModel {
             payload["port"] = .number(Double(device.port))
         case .status(let activity):
             payload["status"] = json(status(activity))
+        case .session(_, let change):
+            var session: JSONValue = ["event": .string(change.kind.rawValue)]
+            if let id = change.sessionID { session["sessionId"] = .string(id) }
+            if let app = change.applicationID { session["appId"] = .string(app) }
+            if let reason = change.reason { session["reason"] = .string(reason) }
+            payload["session"] = session
         }
         return "id: \(event.id)\nevent: \(event.name)\ndata: \(payload.jsonString)\n\n"
     }

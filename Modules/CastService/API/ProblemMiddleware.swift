@@ -5,6 +5,8 @@ import OpenAPIRuntime
 /// Answers what fails before or outside an operation's handler — a body that is not JSON, a missing field, a
 /// wrong type, a path parameter outside its enum — as an RFC 9457 problem (400), not as an empty 500.
 struct ProblemMiddleware: ServerMiddleware {
+    let metrics: ServiceMetrics
+
     func intercept(
         _ request: HTTPRequest,
         body: HTTPBody?,
@@ -20,6 +22,7 @@ struct ProblemMiddleware: ServerMiddleware {
                 error.operationInput == nil
                 ? CastServiceError(unreadableRequest: error.underlyingError)
                 : CastServiceError(.module("internalError"), "\(error)", httpStatus: 500)
+            metrics.recordError(problem)
             return Self.response(problem)
         }
     }

@@ -19,11 +19,14 @@ struct ServiceAPI: APIProtocol {
     func listMediaFiles(_ input: Operations.ListMediaFiles.Input) async throws -> Operations.ListMediaFiles.Output {
         let limit = input.query.limit ?? 1000
         guard (1...10000).contains(limit) else {
-            return .badRequest(
-                APIModel.problem(
-                    CastServiceError(.invalidRequest, "limit must be from 1 to 10000", httpStatus: 400, field: "limit")
-                )
+            let problem = CastServiceError(
+                .invalidRequest,
+                "limit must be from 1 to 10000",
+                httpStatus: 400,
+                field: "limit"
             )
+            hub.metrics.recordError(problem)
+            return .badRequest(APIModel.problem(problem))
         }
         let folders = hub.mediaFolders
         // A walk touches the disk: off the event loops.
@@ -35,7 +38,7 @@ struct ServiceAPI: APIProtocol {
         do {
             return .ok(.init(body: .json(APIModel.state(try await hub.activity(of: input.path.deviceId)))))
         } catch {
-            return .answering(error)
+            return failure(error)
         }
     }
 
@@ -89,7 +92,7 @@ struct ServiceAPI: APIProtocol {
         do {
             return .ok(.init(body: .json(APIModel.queue(try await hub.queue(of: input.path.deviceId)))))
         } catch {
-            return .answering(error)
+            return failure(error)
         }
     }
 
@@ -134,8 +137,14 @@ struct ServiceAPI: APIProtocol {
             )
             return .ok(.init(body: .json(.init(sent: true, reply: reply))))
         } catch {
-            return .answering(error)
+            return failure(error)
         }
+    }
+
+    /// The problem answering `error`, counted in the metrics.
+    private func failure<Output: ProblemOutput>(_ error: any Error) -> Output {
+        hub.metrics.recordError(CastServiceError(error))
+        return .answering(error)
     }
 
     /// Performs the command `command` builds on the device, answering its state or the problem it met.
@@ -146,22 +155,37 @@ struct ServiceAPI: APIProtocol {
         do {
             return .answering(APIModel.state(try await hub.perform(try command(), on: deviceID)))
         } catch {
-            return .answering(error)
+            return failure(error)
         }
     }
 
     func streamEvents(_ input: Operations.StreamEvents.Input) async throws -> Operations.StreamEvents.Output {
         let lastID = input.headers.lastEventID.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        let events = hub.events(after: lastID)
-        let stream = AsyncStream<ArraySlice<UInt8>> { continuation in
-            // The reconnect delay a dropped client should use, then every event as it comes.
-            continuation.yield(ArraySlice("retry: 2000\n\n".utf8))
-            let task = Task {
-                for await event in events { continuation.yield(ArraySlice(APIModel.serverSentEvent(event).utf8)) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        let stream = ServerSentEventStream(events: hub.events(after: lastID))
         return .ok(.init(body: .textEventStream(HTTPBody(stream, length: .unknown, iterationBehavior: .single))))
     }
+}
+
+/// `GET /v1/events` as bytes: the reconnect delay a dropped client should use, then every event.
+///
+/// Pulled, not pushed: an event is taken from the hub only when the client's connection has taken the one before,
+/// so a stalled client falls behind in the hub's bounded buffer and is dropped there (and reconnects with
+/// `Last-Event-ID` after the delay), instead of events piling up here without bound.
+struct ServerSentEventStream: AsyncSequence, Sendable {
+    let events: AsyncStream<ServiceEvent>
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var events: AsyncStream<ServiceEvent>.Iterator
+        var sentRetryDelay = false
+
+        mutating func next() async -> ArraySlice<UInt8>? {
+            guard sentRetryDelay else {
+                sentRetryDelay = true
+                return ArraySlice("retry: 2000\n\n".utf8)
+            }
+            return await events.next().map { ArraySlice(APIModel.serverSentEvent($0).utf8) }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(events: events.makeAsyncIterator()) }
 }

@@ -12,6 +12,7 @@ struct AccessMiddleware: RouterMiddleware {
     let tokens: [BearerTokenHash]
     let rateLimiter: RateLimiter?
     let maximumBodySize: Int
+    let metrics: ServiceMetrics
 
     func handle(
         _ request: Request,
@@ -20,7 +21,7 @@ struct AccessMiddleware: RouterMiddleware {
     ) async throws -> Response {
         if let wait = rateLimiter?.admit(context.clientKey) {
             let seconds = max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
-            var response = Self.problem(
+            var response = refuse(
                 CastServiceError(
                     .rateLimited,
                     "too many requests from this client; retry in \(seconds) s",
@@ -34,7 +35,7 @@ struct AccessMiddleware: RouterMiddleware {
             guard let token = Self.bearerToken(request.headers[.authorization]),
                 tokens.contains(where: { $0.matches(token) })
             else {
-                var response = Self.problem(
+                var response = refuse(
                     CastServiceError(
                         .unauthorized,
                         "this castd needs a bearer token: send 'Authorization: Bearer TOKEN'",
@@ -47,13 +48,13 @@ struct AccessMiddleware: RouterMiddleware {
         }
         var request = request
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodySize {
-            return Self.tooLarge(maximumBodySize)
+            return refuse(Self.tooLarge(maximumBodySize))
         }
         if request.method == .post || request.method == .put || request.method == .patch {
             do {
                 _ = try await request.collectBody(upTo: maximumBodySize)
             } catch is NIOTooManyBytesError {
-                return Self.tooLarge(maximumBodySize)
+                return refuse(Self.tooLarge(maximumBodySize))
             }
         }
         return try await next(request, context)
@@ -66,8 +67,14 @@ struct AccessMiddleware: RouterMiddleware {
         return token.isEmpty ? nil : token
     }
 
-    private static func tooLarge(_ limit: Int) -> Response {
-        problem(CastServiceError(.bodyTooLarge, "the request body is over \(limit) bytes", httpStatus: 413))
+    private static func tooLarge(_ limit: Int) -> CastServiceError {
+        CastServiceError(.bodyTooLarge, "the request body is over \(limit) bytes", httpStatus: 413)
+    }
+
+    /// The problem answering a refused request, counted in the metrics.
+    private func refuse(_ problem: CastServiceError) -> Response {
+        metrics.recordError(problem)
+        return Self.problem(problem)
     }
 
     static func problem(_ problem: CastServiceError) -> Response {

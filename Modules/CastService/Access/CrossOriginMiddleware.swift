@@ -11,6 +11,7 @@ struct CrossOriginMiddleware: RouterMiddleware {
     typealias Context = ServiceRequestContext
 
     let allowedOrigins: Set<String>
+    let metrics: ServiceMetrics
 
     func handle(
         _ request: Request,
@@ -24,13 +25,13 @@ struct CrossOriginMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         guard allowedOrigins.contains(origin) else {
-            return AccessMiddleware.problem(
-                CastServiceError(
-                    .forbiddenOrigin,
-                    "requests from the web page at \(origin) are not allowed (castd --allow-origin adds an origin)",
-                    httpStatus: 403
-                )
+            let problem = CastServiceError(
+                .forbiddenOrigin,
+                "requests from the web page at \(origin) are not allowed (castd --allow-origin adds an origin)",
+                httpStatus: 403
             )
+            metrics.recordError(problem)
+            return AccessMiddleware.problem(problem)
         }
         if request.method == .options {
             var headers = HTTPFields()

@@ -111,10 +111,15 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/media-files`.
     /// - Remark: Generated from `#/paths//v1/media-files/get(listMediaFiles)`.
     func listMediaFiles(_ input: Operations.ListMediaFiles.Input) async throws -> Operations.ListMediaFiles.Output
-    /// Server-Sent Events for every device added, updated or removed and every status change.
+    /// Server-Sent Events for every device added, updated or removed, every status change and every session change.
     ///
-    /// Each event has an `id:`; a client that reconnects with `Last-Event-ID` receives the events it missed, as
-    /// long as they are among the last ones castd keeps (a bounded window). Follow it with `curl -N`.
+    /// Events: `device-added`, `device-updated`, `device-removed` (data: `device`, `name`, `host`, `port`),
+    /// `status` (data: `device` and `status`, as in a device's state) and `session` (data: `device` and
+    /// `session`: `event` — started, startFailed, ended, suspended, resumed, resumeFailed —, `sessionId`, `appId`,
+    /// `reason`). Each event has an `id:`; a client that reconnects with `Last-Event-ID` receives the events it
+    /// missed, as long as they are among the last ones castd keeps (a bounded window). A client that stops reading
+    /// falls behind by a bounded number of events and is then disconnected; it reconnects after the `retry:`
+    /// delay the stream starts with. Follow it with `curl -N`.
     ///
     ///
     /// - Remark: HTTP `GET /v1/events`.
@@ -396,10 +401,15 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// Server-Sent Events for every device added, updated or removed and every status change.
+    /// Server-Sent Events for every device added, updated or removed, every status change and every session change.
     ///
-    /// Each event has an `id:`; a client that reconnects with `Last-Event-ID` receives the events it missed, as
-    /// long as they are among the last ones castd keeps (a bounded window). Follow it with `curl -N`.
+    /// Events: `device-added`, `device-updated`, `device-removed` (data: `device`, `name`, `host`, `port`),
+    /// `status` (data: `device` and `status`, as in a device's state) and `session` (data: `device` and
+    /// `session`: `event` — started, startFailed, ended, suspended, resumed, resumeFailed —, `sessionId`, `appId`,
+    /// `reason`). Each event has an `id:`; a client that reconnects with `Last-Event-ID` receives the events it
+    /// missed, as long as they are among the last ones castd keeps (a bounded window). A client that stops reading
+    /// falls behind by a bounded number of events and is then disconnected; it reconnects after the `retry:`
+    /// delay the stream starts with. Follow it with `curl -N`.
     ///
     ///
     /// - Remark: HTTP `GET /v1/events`.

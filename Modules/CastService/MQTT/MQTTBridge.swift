@@ -197,6 +197,8 @@ public final class MQTTBridge: Sendable {
             let wasOnline = remember(activity.device, state: json)?.isOnline == true
             client.publish(topic("state", device: activity.device.id), json, retain: true)
             if !wasOnline { client.publish(topic("availability", device: activity.device.id), "online", retain: true) }
+        case .session:
+            break  // the state topic shows what a session changes; MQTT keeps states, not a history
         }
     }
 
@@ -283,6 +285,7 @@ public final class MQTTBridge: Sendable {
             result["ok"] = true
             if let reply { result["reply"] = .string(reply) }
         case .failure(let error):
+            hub.metrics.recordError(error)
             result["ok"] = false
             result["problem"] = APIModel.json(APIModel.problemDocument(error))
         }

@@ -56,6 +56,7 @@ public final class DeviceObserver: Sendable {
         var connection: CastConnection?
         var tasks: [Task<Void, Never>] = []
         var isStopped = false
+        var reconnects = 0
     }
 
     /// The options this observer uses: timeouts, heartbeat and reconnect policy.
@@ -148,6 +149,9 @@ public final class DeviceObserver: Sendable {
         state.withLockedValue { $0.tasks += [messageTask, eventTask] }
         return activity!
     }
+
+    /// How many times the connection was re-established after a drop (for metrics).
+    public var reconnectCount: Int { state.withLockedValue { $0.reconnects } }
 
     /// Stops following and closes the connection; the device keeps doing what it does.
     public func stop() async {
@@ -257,6 +261,7 @@ public final class DeviceObserver: Sendable {
                 state.withLockedValue { state in
                     state.mediaTransportID = nil
                     state.mediaClient = nil
+                    state.reconnects += 1
                 }
                 await apply(DeviceStatus(json: try reply.json()), on: connection)
                 return
