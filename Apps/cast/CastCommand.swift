@@ -45,6 +45,10 @@ struct CastCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+        } catch let error as CLIError {
+            // Raised before a command could report it itself (an option that does not fit the command).
+            FileHandleOutput.standardError("cast: error: \(error)")
+            Foundation.exit(error.exit.rawValue)
         } catch {
             let code = exitCode(for: error)
             if code.rawValue == 64 {

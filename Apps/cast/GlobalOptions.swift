@@ -28,6 +28,14 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: "Log filter: CATEGORY-GLOB=LEVEL or /REGEX/[i], comma separated.") var logFilter: String?
     @Option(help: "Seconds to wait for devices and replies (default: the profile's request timeout, 10 s).")
     var timeout: Double?
+    @Option(
+        help: """
+            Send the command to a running castd (http://HOST:PORT) whose session is already open; also CAST_VIA. \
+            'direct' for none.
+            """
+    )
+    var via: String?
+    @Option(help: "castd's bearer token for --via (also CAST_VIA_TOKEN).") var viaToken: String?
 
     /// The --host entries as static devices.
     var staticDevices: [CastDevice] {
@@ -75,7 +83,16 @@ struct CLIRuntime: Sendable {
     /// How long discovery waits for devices.
     let discoveryWait: Double
 
-    init(_ global: GlobalOptions, configure: (inout CastOptions) -> Void = { _ in }) throws {
+    /// - Parameter throughService: Whether the command goes through castd (``ViaService``); an explicit `--via`
+    ///   on a command that cannot is a usage error rather than silently ignored.
+    init(
+        _ global: GlobalOptions,
+        throughService: Bool = false,
+        configure: (inout CastOptions) -> Void = { _ in }
+    ) throws {
+        if !throughService, let via = global.via, via != "direct" {
+            throw CLIError(.usage, "this command, with these options, does not go through castd yet; leave out --via")
+        }
         self.global = global
         let environment = ProcessInfo.processInfo.environment
         // Command-line flags are the top layer of the profile resolution (CLI > environment > profile > defaults).

@@ -136,6 +136,23 @@ struct ServiceAPITests {
         }
     }
 
+    @Test func aClientAcceptingOnlyJSONStillGetsTheProblem() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let reply = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media/seek",
+                    headers: [("Accept", "application/json")]
+                )
+                #expect(reply.status == 400)
+                #expect(reply.header("Content-Type")?.hasPrefix("application/problem+json") == true)
+                #expect(reply.json?["field"]?.stringValue == "position")
+            }
+        }
+    }
+
     @Test func pausingAnIdleDeviceIsAConflict() async throws {
         try await withHub { hub, _ in
             try await withServer(hub) { port in

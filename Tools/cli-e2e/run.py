@@ -16,6 +16,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CAST = os.path.join(ROOT, ".build", "debug", "cast")
+CASTD = os.path.join(ROOT, ".build", "debug", "castd")
 RECEIVER = os.path.join(ROOT, ".build", "debug", "cast-receiver")
 STATE = tempfile.mkdtemp(prefix="cast-e2e-")
 ENV = dict(os.environ, XDG_STATE_HOME=STATE, XDG_CACHE_HOME=STATE)
@@ -498,8 +499,98 @@ def page_urls():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def start_castd(*args):
+    """Starts castd on a free loopback port; returns the process and its URL."""
+    process = subprocess.Popen([CASTD, "serve", "--no-mdns", "--listen", "127.0.0.1:0",
+                                "--state-directory", tempfile.mkdtemp(prefix="castd-", dir=STATE), *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV)
+    receivers.append(process)
+    for line in process.stdout:
+        if "listening on " in line:
+            return process, line.split("listening on ", 1)[1].split()[0]
+    raise RuntimeError("castd did not start")
+
+
+def connects(wire_log):
+    """The CONNECTs senders sent (one per TLS connection and per app's virtual connection)."""
+    with open(wire_log) as log:
+        return sum(1 for line in log
+                   if '"dir":"recv"' in line and '"type":"CONNECT"' in line.replace(" ", ""))
+
+
+def through_castd():
+    """`cast --via`: commands go to a running castd, which keeps the device's session open between them."""
+    wire_log = os.path.join(STATE, "via-wire.jsonl")
+    process = subprocess.Popen([RECEIVER, "--no-mdns", "--port", "0", "--devices", "2", "--wire-log", wire_log],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV)
+    receivers.append(process)
+    ports = []
+    for line in process.stdout:
+        if " on 127.0.0.1:" in line:
+            ports.append(int(line.rsplit(":", 1)[1]))
+        if "ready" in line:
+            break
+    hosts = [arg for port in ports for arg in ("--host", f"127.0.0.1:{port}")]
+    _, url = start_castd(*hosts)
+    via = ("--via", url)
+    second = ("--device", "Emulated Chromecast 2")
+
+    code, out, text = cast("play", URL_A, "--title", "Alpha", *via, *second, "--json")
+    status = (out or {}).get("status") or {}
+    check("play --via loads through castd", code == 0 and (status.get("media") or {}).get("title") == "Alpha", text)
+    before = connects(wire_log)
+    code, out, text = cast("pause", *via, *second, "--json")
+    check("pause --via answers the paused state",
+          code == 0 and ((out or {}).get("status") or {}).get("media", {}).get("playerState") == "PAUSED", text)
+    code, out, text = cast("seek", "42", *via, *second, "--json")
+    position = (((out or {}).get("status") or {}).get("media") or {}).get("position") or 0
+    check("seek --via moves to the position", code == 0 and abs(position - 42) < 2, text)
+    code, out, text = cast("volume", "30%", *via, *second, "--json")
+    check("volume --via sets the device volume",
+          code == 0 and abs(((out or {}).get("status") or {}).get("volume", 0) - 0.3) < 0.01, text)
+    code, out, text = cast("status", "--json", *second, env=dict(ENV, CAST_VIA=url))
+    check("CAST_VIA sends commands through castd without --via",
+          code == 0 and ((out or {}).get("status") or {}).get("media", {}).get("playerState") == "PAUSED", text)
+    code, out, text = cast("resume", *via, "--json")
+    check("without --device, --via picks the one device castd plays on", code == 0, text)
+    check("commands through castd open no new connection to the device", connects(wire_log) == before,
+          f"{before} CONNECTs before, {connects(wire_log)} after")
+
+    code, _, text = cast("pause", *via, "--device", "Emulated Chromecast 1")
+    check("an idle device through castd exits 5 (nothing to control)", code == 5, text)
+    code, _, text = cast("pause", *via, "--device", "No Such Device")
+    check("an unknown device through castd exits 3 naming castd's devices",
+          code == 3 and "Emulated Chromecast 1" in text, text)
+    code, _, text = cast("pause", "--via", "http://127.0.0.1:1", *second)
+    check("castd not running exits 3 saying so", code == 3 and "castd is not answering" in text, text)
+    code, _, text = cast("queue", "list", *via, *second)
+    check("a command castd cannot do refuses an explicit --via (exit 2)", code == 2 and "--via" in text, text)
+    code, _, text = cast("pause", "--via", "ftp://example", *second)
+    check("--via takes an http URL (exit 2)", code == 2, text)
+
+    token_process = subprocess.run([CASTD, "token"], capture_output=True, text=True)
+    made = dict(line.split(":", 1) for line in token_process.stdout.splitlines() if ":" in line)
+    token, digest = made.get("token", "").strip(), made.get("hash", "").strip()
+    _, locked = start_castd(*hosts, "--token-hash", digest)
+    code, _, text = cast("status", "--via", locked, *second)
+    check("castd with tokens refuses --via without one (exit 2)", code == 2 and "token" in text, text)
+    code, out, text = cast("status", "--via", locked, "--via-token", token, *second, "--json")
+    check("--via-token is sent as the bearer token", code == 0 and out is not None, f"{text} {token_process.stdout}")
+
+    def timed(*args):
+        samples = []
+        for _ in range(5):
+            start = time.monotonic()
+            cast(*args)
+            samples.append((time.monotonic() - start) * 1000)
+        return sorted(samples)[2]
+    direct = timed("pause", "--host", f"127.0.0.1:{ports[1]}")
+    through = timed("pause", *via, *second)
+    print(f"  figure: cast pause (median of 5 runs): {direct:.0f} ms direct, {through:.0f} ms through castd", flush=True)
+
+
 def main():
-    for binary in (CAST, RECEIVER):
+    for binary in (CAST, RECEIVER, CASTD):
         if not os.path.exists(binary):
             print(f"missing {binary}: run swift build first", file=sys.stderr)
             return 2
@@ -516,6 +607,7 @@ def main():
         local_files()
         transcoding()
         page_urls()
+        through_castd()
     finally:
         for process in receivers:
             process.terminate()

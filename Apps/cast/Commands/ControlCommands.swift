@@ -25,7 +25,10 @@ struct PauseCommand: AsyncParsableCommand {
         discussion: "Example: cast pause"
     )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await MediaControl.run(global) { _, client in try await client.pause().response() } }
+    func run() async throws {
+        if try await ViaService.handle(global, .media("pause")) { return }
+        try await MediaControl.run(global) { _, client in try await client.pause().response() }
+    }
 }
 
 struct ResumeCommand: AsyncParsableCommand {
@@ -35,7 +38,10 @@ struct ResumeCommand: AsyncParsableCommand {
         discussion: "Example: cast resume"
     )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await MediaControl.run(global) { _, client in try await client.play().response() } }
+    func run() async throws {
+        if try await ViaService.handle(global, .media("play")) { return }
+        try await MediaControl.run(global) { _, client in try await client.play().response() }
+    }
 }
 
 struct ToggleCommand: AsyncParsableCommand {
@@ -46,6 +52,7 @@ struct ToggleCommand: AsyncParsableCommand {
     )
     @OptionGroup var global: GlobalOptions
     func run() async throws {
+        if try await ViaService.handle(global, .toggle) { return }
         try await MediaControl.run(global) { _, client in
             let status = client.mediaStatus
             if status?.playerState == .playing {
@@ -65,6 +72,7 @@ struct StopCommand: AsyncParsableCommand {
     )
     @OptionGroup var global: GlobalOptions
     func run() async throws {
+        if try await ViaService.handle(global, .media("stop")) { return }
         try await CLIRuntime.withControlledSession(global) { runtime, session in
             let client = try runtime.mediaClient(session)
             try await client.requestStatus().response()
@@ -104,6 +112,7 @@ struct SeekCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (seconds, relative) = TimeFormatting.parseSeek(position)!
+        if try await ViaService.handle(global, .seek(seconds, relative: relative)) { return }
         try await MediaControl.run(global) { _, client in
             try await client.seek(relative ? .by(seconds) : .to(seconds)).response()
         }
@@ -122,6 +131,7 @@ struct RateCommand: AsyncParsableCommand {
         guard (0.5...2).contains(rate) else { throw ValidationError("the rate must be within 0.5…2") }
     }
     func run() async throws {
+        if try await ViaService.handle(global, .rate(rate)) { return }
         let rate = self.rate
         try await MediaControl.run(global) { _, client in try await client.setPlaybackRate(rate).response() }
     }
@@ -155,6 +165,7 @@ struct VolumeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let change = Self.parse(value)!
+        if try await ViaService.handle(global, .volume(change)) { return }
         try await DeviceControl.run(global) { target in
             switch change {
             case .level(let level): try await target.setVolume(level)
@@ -252,7 +263,10 @@ struct MuteCommand: AsyncParsableCommand {
         discussion: "Example: cast mute"
     )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await DeviceControl.run(global) { try await $0.setMuted(true) } }
+    func run() async throws {
+        if try await ViaService.handle(global, .muted(true)) { return }
+        try await DeviceControl.run(global) { try await $0.setMuted(true) }
+    }
 }
 
 struct UnmuteCommand: AsyncParsableCommand {
@@ -262,7 +276,10 @@ struct UnmuteCommand: AsyncParsableCommand {
         discussion: "Example: cast unmute"
     )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await DeviceControl.run(global) { try await $0.setMuted(false) } }
+    func run() async throws {
+        if try await ViaService.handle(global, .muted(false)) { return }
+        try await DeviceControl.run(global) { try await $0.setMuted(false) }
+    }
 }
 
 struct NextCommand: AsyncParsableCommand {
@@ -273,6 +290,7 @@ struct NextCommand: AsyncParsableCommand {
     )
     @OptionGroup var global: GlobalOptions
     func run() async throws {
+        if try await ViaService.handle(global, .media("next")) { return }
         try await MediaControl.run(global) { _, client in try await client.queueNext().response() }
     }
 }
@@ -285,6 +303,7 @@ struct PrevCommand: AsyncParsableCommand {
     )
     @OptionGroup var global: GlobalOptions
     func run() async throws {
+        if try await ViaService.handle(global, .media("previous")) { return }
         try await MediaControl.run(global) { _, client in try await client.queuePrevious().response() }
     }
 }
@@ -296,5 +315,8 @@ struct SkipAdCommand: AsyncParsableCommand {
         discussion: "Example: cast skip-ad"
     )
     @OptionGroup var global: GlobalOptions
-    func run() async throws { try await MediaControl.run(global) { _, client in try await client.skipAd().response() } }
+    func run() async throws {
+        if try await ViaService.handle(global, .media("skipAd")) { return }
+        try await MediaControl.run(global) { _, client in try await client.skipAd().response() }
+    }
 }

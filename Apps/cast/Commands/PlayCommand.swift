@@ -91,6 +91,7 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if castdCanPlay, try await ViaService.handle(global, viaRequest) { return }
         let runtime = try CLIRuntime(global) { options in
             if let app { options.receiverApplicationID = app }
             options.launchOptions.androidReceiverCompatible = androidTV
@@ -109,6 +110,25 @@ struct PlayCommand: AsyncParsableCommand {
         } catch {
             throw runtime.fail(error)
         }
+    }
+
+    /// Whether castd can do this play as asked: URLs and single files with a title, type, start and repeat mode;
+    /// what needs this process (standard input, subtitles, serving and transcoding choices, another app) cannot.
+    private var castdCanPlay: Bool {
+        !urls.contains("-") && subtitle == nil && image == nil && streamType == .buffered && rate == nil
+            && subtitles == nil && serveAddress == nil && servePort == nil && transcode == .auto
+            && resolve != .ytdl && app == nil && !androidTV && credentials == nil
+    }
+
+    /// This play as castd's load (or queue) request.
+    private var viaRequest: ViaService.Request {
+        let items = urls.enumerated().map { index, url in
+            ViaService.item(url, title: index == 0 ? title : nil, contentType: index == 0 ? contentType : nil)
+        }
+        let modes: [Repeat: String] = [
+            .all: "REPEAT_ALL", .single: "REPEAT_SINGLE", .shuffle: "REPEAT_ALL_AND_SHUFFLE",
+        ]
+        return .load(items, append: queue, repeatMode: modes[`repeat`], startTime: start)
     }
 
     /// `8000` or `8000-8010`.

@@ -19,6 +19,7 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(help: "Keep printing status changes until interrupted.") var watch = false
 
     func run() async throws {
+        if !watch, try await ViaService.handle(global, .status) { return }
         let runtime = try CLIRuntime(global)
         do {
             let context = runtime.makeContext()
@@ -155,6 +156,7 @@ struct LeaveCommand: AsyncParsableCommand {
     )
     @OptionGroup var global: GlobalOptions
     func run() async throws {
+        if try await ViaService.handle(global, .leave) { return }
         try await CLIRuntime.withControlledSession(global) { runtime, session in
             let app = session.application
             runtime.emit(
@@ -286,6 +288,7 @@ struct DevicesCommand: AsyncParsableCommand {
     @Flag(help: "Keep the list live until interrupted.") var watch = false
 
     func run() async throws {
+        if !watch, try await ViaService.handle(global, .devices) { return }
         let runtime = try CLIRuntime(global) { _ in }
         let (devices, problem) = await runtime.discoverDevices()
         if devices.isEmpty {

@@ -14,6 +14,12 @@ struct ProblemMiddleware: ServerMiddleware {
         operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
+        // A failure is answered as application/problem+json whatever the client accepts (RFC 9457 §3): a client
+        // that asks for application/json must get the problem, not a content negotiation failure in its place.
+        var request = request
+        if let accept = request.headerFields[.accept], !accept.contains("problem+json") {
+            request.headerFields[.accept] = accept + ", application/problem+json"
+        }
         do {
             return try await next(request, body, metadata)
         } catch let error as ServerError {

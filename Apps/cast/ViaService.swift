@@ -1,0 +1,189 @@
+import CastControllers
+import CastTransport
+import Foundation
+import NIOHTTP1
+
+/// `cast … --via http://HOST:PORT` (or `CAST_VIA` in the environment): the command goes to a running `castd`,
+/// whose connection and session with the device are already open, so it is answered in one local round trip
+/// instead of a TLS connection, a launch or join and a status read per command.
+///
+/// The device is picked as without `--via`: the one `--device` names (name or id) or `--host` gives, else the
+/// only one castd knows, else the only one where castd follows an app. Commands castd cannot do yet refuse an
+/// explicit `--via` (exit 2) and run directly when it comes from `CAST_VIA`.
+enum ViaService {
+    /// What a command asks of castd.
+    enum Request {
+        case status
+        case devices
+        /// `play`, `pause`, `stop`, `next`, `previous` or `skipAd`: the API's media command of that name.
+        case media(String)
+        case toggle
+        case seek(Double, relative: Bool)
+        case rate(Double)
+        case volume(VolumeCommand.Change)
+        case muted(Bool)
+        case leave
+        /// Loads the sources (URLs or local files), or with `append` adds them to the queue.
+        case load([JSONValue], append: Bool, repeatMode: String?, startTime: Double?)
+    }
+
+    /// Whether commands go through castd: `--via URL`, else `CAST_VIA`; `--via direct` turns it off.
+    static func url(_ global: GlobalOptions) -> String? {
+        let via = global.via ?? ProcessInfo.processInfo.environment["CAST_VIA"]
+        guard let via, !via.isEmpty, via != "direct" else { return nil }
+        return via
+    }
+
+    /// Sends `request` through castd when configured and prints the device's state; `false` when commands go to
+    /// the device directly.
+    static func handle(_ global: GlobalOptions, _ request: Request) async throws -> Bool {
+        guard let url = url(global) else { return false }
+        let runtime = try CLIRuntime(global, throughService: true)
+        do {
+            let token = global.viaToken ?? ProcessInfo.processInfo.environment["CAST_VIA_TOKEN"]
+            let client = try ServiceClient(url: url, token: token, timeout: global.timeout.map { $0 + 5 } ?? 30)
+            try await perform(request, client, runtime)
+        } catch {
+            throw runtime.fail(error)
+        }
+        return true
+    }
+
+    private static func perform(_ request: Request, _ client: ServiceClient, _ runtime: CLIRuntime) async throws {
+        let devices = try await client.send(.GET, "/v1/devices").body["devices"]?.arrayValue ?? []
+        if case .devices = request {
+            runtime.emit(json: ["devices": .array(devices)], text: devices.map(deviceLine).joined(separator: "\n"))
+            return
+        }
+        let device = try pick(from: devices, runtime.global)
+        let path = "/v1/devices/" + escaped(device["id"]?.stringValue ?? "")
+        let reply: ServiceClient.Reply
+        switch request {
+        case .status, .devices:
+            reply = try await client.send(.GET, path)
+        case .media(let command):
+            reply = try await client.send(.POST, path + "/media/" + command)
+        case .toggle:
+            let state = try await client.send(.GET, path).body
+            let playing = state["status"]?["media"]?["playerState"]?.stringValue == "PLAYING"
+            reply = try await client.send(.POST, path + "/media/" + (playing ? "pause" : "play"))
+        case .seek(let seconds, let relative):
+            reply = try await client.send(.POST, path + "/media/seek?position=\(seconds)&relative=\(relative)")
+        case .rate(let rate):
+            reply = try await client.send(.POST, path + "/media/rate?rate=\(rate)")
+        case .volume(.level(let level)):
+            reply = try await client.send(.PUT, path + "/volume", body: ["level": .number(level)])
+        case .volume(.steps(let steps)):
+            // castd sets levels; a step is the receiver's usual 5 %.
+            let level = try await client.send(.GET, path).body["status"]?["volume"]?.doubleValue ?? 0.5
+            let target = min(1, max(0, ((level + Double(steps) * 0.05) * 1000).rounded() / 1000))
+            reply = try await client.send(.PUT, path + "/volume", body: ["level": .number(target)])
+        case .muted(let muted):
+            reply = try await client.send(.PUT, path + "/volume", body: ["muted": .bool(muted)])
+        case .leave:
+            reply = try await client.send(.DELETE, path + "/session")
+        case .load(let items, let append, let repeatMode, let startTime):
+            reply = try await load(items, append: append, repeatMode: repeatMode, startTime: startTime, path, client)
+        }
+        runtime.emit(json: reply.body, text: stateText(reply.body))
+    }
+
+    private static func load(
+        _ items: [JSONValue],
+        append: Bool,
+        repeatMode: String?,
+        startTime: Double?,
+        _ path: String,
+        _ client: ServiceClient
+    ) async throws -> ServiceClient.Reply {
+        if append { return try await client.send(.POST, path + "/queue/items", body: ["items": .array(items)]) }
+        if items.count == 1, repeatMode == nil, var item = items.first {
+            if let startTime { item["startTime"] = .number(startTime) }
+            return try await client.send(.POST, path + "/media", body: item)
+        }
+        var queue: JSONValue = ["items": .array(items)]
+        if let repeatMode { queue["repeatMode"] = .string(repeatMode) }
+        return try await client.send(.POST, path + "/queue", body: queue)
+    }
+
+    /// One queue item for castd: a URL it passes on, or a local file by its absolute path (castd casts it when
+    /// it lies in one of castd's media folders).
+    static func item(_ source: String, title: String?, contentType: String?) -> JSONValue {
+        var item: JSONValue = [:]
+        if source.contains("://") {
+            item["url"] = .string(source)
+        } else {
+            let path = source.hasPrefix("/") ? source : FileManager.default.currentDirectoryPath + "/" + source
+            item["file"] = .string(URL(fileURLWithPath: path).standardizedFileURL.path)
+        }
+        if let title { item["title"] = .string(title) }
+        if let contentType { item["contentType"] = .string(contentType) }
+        return item
+    }
+
+    /// The device the user means among castd's.
+    private static func pick(from devices: [JSONValue], _ global: GlobalOptions) throws -> JSONValue {
+        func named(_ device: JSONValue) -> String { device["name"]?.stringValue ?? "?" }
+        if let wanted = global.device {
+            let match =
+                devices.first { $0["id"]?.stringValue == wanted }
+                ?? devices.first { named($0).caseInsensitiveCompare(wanted) == .orderedSame }
+            guard let match else {
+                throw CLIError(.noDevice, "castd knows no device '\(wanted)' (it knows: \(list(devices)))")
+            }
+            return match
+        }
+        if !global.host.isEmpty {
+            let wanted = global.staticDevices.map { ($0.host, $0.port) }
+            let match = devices.first { device in
+                wanted.contains { $0.0 == device["host"]?.stringValue && $0.1 == device["port"]?.intValue }
+            }
+            guard let match else {
+                throw CLIError(.noDevice, "castd knows no device at \(global.host.joined(separator: ", "))")
+            }
+            return match
+        }
+        if devices.count == 1 { return devices[0] }
+        let busy = devices.filter { $0["status"]?["app"].map { !$0.isNull } == true }
+        if busy.count == 1 { return busy[0] }
+        guard !devices.isEmpty else { throw CLIError(.noDevice, "castd knows no Cast device yet") }
+        throw CLIError(.noDevice, "castd knows several devices; name one with --device (\(list(devices)))")
+    }
+
+    private static func list(_ devices: [JSONValue]) -> String {
+        devices.isEmpty ? "none" : devices.compactMap { $0["name"]?.stringValue }.joined(separator: ", ")
+    }
+
+    private static func escaped(_ id: String) -> String {
+        id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id
+    }
+
+    // MARK: Output
+
+    private static func deviceLine(_ device: JSONValue) -> String {
+        let name = device["name"]?.stringValue ?? "?"
+        let model = device["model"]?.stringValue.map { " (\($0))" } ?? ""
+        let address = "\(device["host"]?.stringValue ?? "?"):\(device["port"]?.intValue ?? 0)"
+        let app = device["status"]?["app"]?["name"]?.stringValue.map { " — \($0)" } ?? ""
+        return "\(name)\(model)  \(address)  \(device["id"]?.stringValue ?? "")\(app)"
+    }
+
+    /// A device state as the status lines of a direct `cast status`, from castd's JSON.
+    static func stateText(_ state: JSONValue) -> String {
+        let status = state["status"]
+        var lines = ["device: \(state["device"]?["name"]?.stringValue ?? "?")"]
+        lines.append("app: \(status?["app"]?["name"]?.stringValue ?? "none")")
+        if let media = status?["media"], !media.isNull {
+            var line = "media: \(media["playerState"]?.stringValue ?? "?")"
+            if let title = media["title"]?.stringValue ?? media["contentId"]?.stringValue { line += " \"\(title)\"" }
+            line += " \(TimeFormatting.clock(media["position"]?.doubleValue))"
+            if let duration = media["duration"]?.doubleValue { line += " / \(TimeFormatting.clock(duration))" }
+            lines.append(line)
+        }
+        if let volume = status?["volume"]?.doubleValue {
+            let muted = status?["muted"]?.boolValue == true ? " (muted)" : ""
+            lines.append("volume: \(Int((volume * 100).rounded()))%\(muted)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
