@@ -1,4 +1,5 @@
 import CastDiscovery
+import CastMedia
 import CastReceiver
 import CastService
 import CastSession
@@ -133,6 +134,46 @@ struct ServiceAPITests {
                 #expect(missing.status == 400)
                 #expect(missing.json?["field"]?.stringValue == "url")
             }
+        }
+    }
+
+    @Test func aRestartedServiceTakesUpWhatItsPredecessorPlayed() async throws {
+        let configurations = CastReceiverEmulator.configurations(count: 1, basePort: 0, namePrefix: "Room")
+        try await withCastReceiverEmulator(devices: configurations) { emulator in
+            let stateDirectory = temporaryStateDirectory()
+            defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
+            func startHub() async throws -> DeviceHub {
+                var discovery = DiscoveryManager.Configuration()
+                discovery.browsesMulticastDNS = false
+                discovery.staticDevices = [CastDevice.staticDevice(host: "127.0.0.1", port: emulator.devices[0].port)]
+                var options = DeviceHub.Options()
+                options.cast.stateDirectory = stateDirectory
+                options.cast.heartbeat.pingInterval = nil
+                let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
+                let added = hub.discovery.events()
+                try hub.start()
+                for await event in added {
+                    if case .added = event { break }
+                }
+                return hub
+            }
+            let first = try await startHub()
+            let id = CastDevice.staticDevice(host: "127.0.0.1", port: emulator.devices[0].port).id
+            let loaded = try await first.perform(
+                .load(.media(MediaInformation(contentID: "http://media.example/a.mp4", contentType: "video/mp4"))),
+                on: id
+            )
+            let sessionID = loaded.deviceStatus.runningApplication?.sessionID
+            await first.stop()  // as on SIGTERM: sessions left playing
+
+            let second = try await startHub()
+            defer { Task { await second.stop() } }
+            let seen = try await second.activity(of: id)
+            #expect(seen.mediaStatus?.playerState == .playing)
+            let paused = try await second.perform(.control(.pause), on: id)
+            #expect(paused.mediaStatus?.playerState == .paused)
+            #expect(paused.deviceStatus.runningApplication?.sessionID == sessionID)
+            #expect(emulator.devices[0].launches.count == 1, "the restarted service launched the app again")
         }
     }
 
