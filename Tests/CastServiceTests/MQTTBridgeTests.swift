@@ -1,5 +1,6 @@
 import CastDiscovery
 import CastService
+import CastSession
 import CastStyleConfig
 import CastTransport
 import Foundation
@@ -116,6 +117,29 @@ struct MQTTBridgeTests {
                 _ = try await after.message(
                     on: "homeassistant/sensor/castd_test_\(MQTTBridge.topicLevel(id))/title/config"
                 )
+            }
+        }
+    }
+
+    @Test func aDeviceThatDropsIsOfflineUntilItIsReachedAgain() async throws {
+        let broker = try TestBroker()
+        try await broker.start()
+        let fastReconnect: (inout DeviceHub.Options) -> Void = { options in
+            options.cast.reconnectPolicy.initialDelay = .milliseconds(20)
+            options.cast.reconnectPolicy.maximumDelay = .milliseconds(20)
+        }
+        try await withHub(configure: fastReconnect) { hub, emulator in
+            try await withBridge(hub, broker: broker) { bridge in
+                let id = hub.devices[0].device.id
+                let availability = bridge.topic("availability", device: id)
+                let subscriber = try await TestSubscriber(broker: broker)
+                defer { subscriber.stop() }
+                try await subscriber.payloads(on: availability, endingWith: ["online"])
+
+                await emulator.devices[0].dropConnections()
+                try await subscriber.payloads(on: availability, endingWith: ["online", "offline", "online"])
+                let state = try await subscriber.message(on: bridge.topic("state", device: id))
+                #expect(try JSONValue(parsing: state)["status"]?["reachable"]?.boolValue == true)
             }
         }
     }

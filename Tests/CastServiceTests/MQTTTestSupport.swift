@@ -130,6 +130,24 @@ final class TestSubscriber: Sendable {
         within seconds: Int = 20,
         where accept: @escaping @Sendable (String) -> Bool = { _ in true }
     ) async throws -> String {
+        try await wait(for: "a message on \(topic)", within: seconds) { received in
+            received.last { $0.topic == topic && accept($0.payload) }?.payload
+        }
+    }
+
+    /// Waits until the payloads received on `topic`, in order, end with `expected`.
+    func payloads(on topic: String, endingWith expected: [String], within seconds: Int = 20) async throws {
+        _ = try await wait(for: "\(expected) on \(topic)", within: seconds) { received in
+            received.filter { $0.topic == topic }.map(\.payload).suffix(expected.count) == expected[...] ? "" : nil
+        }
+    }
+
+    /// What `match` finds in everything received so far, waiting for new messages up to `seconds`.
+    private func wait(
+        for what: String,
+        within seconds: Int,
+        _ match: @escaping @Sendable ([(topic: String, payload: String)]) -> String?
+    ) async throws -> String {
         let id = UUID()
         let (changes, continuation) = AsyncStream.makeStream(of: Void.self)
         waiters.withLockedValue { $0[id] = continuation }
@@ -137,11 +155,8 @@ final class TestSubscriber: Sendable {
         let received = self.received
         let found = try await withThrowingTaskGroup(of: String?.self) { group in
             group.addTask {
-                func match() -> String? {
-                    received.withLockedValue { $0.last { $0.topic == topic && accept($0.payload) }?.payload }
-                }
-                if let found = match() { return found }
-                for await _ in changes { if let found = match() { return found } }
+                if let found = received.withLockedValue({ match($0) }) { return found }
+                for await _ in changes { if let found = received.withLockedValue({ match($0) }) { return found } }
                 return nil
             }
             group.addTask {
@@ -155,7 +170,7 @@ final class TestSubscriber: Sendable {
             let topics = Set(received.withLockedValue { $0.map(\.topic) }).sorted()
             throw CastServiceError(
                 .invalidRequest,
-                "nothing on \(topic) within \(seconds) s; seen: \(topics)",
+                "nothing like \(what) within \(seconds) s; seen: \(topics)",
                 httpStatus: 0
             )
         }

@@ -19,6 +19,7 @@ import Glibc
 func withHub<Result: Sendable>(
     devices count: Int = 1,
     mediaFolders: [String] = [],
+    configure: (inout DeviceHub.Options) -> Void = { _ in },
     _ body: (DeviceHub, CastReceiverEmulator) async throws -> Result
 ) async throws -> Result {
     let configurations = CastReceiverEmulator.configurations(count: count, basePort: 0, namePrefix: "Room")
@@ -33,6 +34,7 @@ func withHub<Result: Sendable>(
         options.cast.heartbeat.pingInterval = nil
         options.cast.requestTimeout = .seconds(60)
         options.mediaFolders = mediaFolders
+        configure(&options)
         let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
         let added = hub.discovery.events()
         try hub.start()

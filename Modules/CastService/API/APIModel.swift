@@ -33,6 +33,7 @@ enum APIModel {
 
     static func status(_ activity: DeviceActivity) -> Components.Schemas.DeviceStatus {
         Components.Schemas.DeviceStatus(
+            reachable: activity.isReachable,
             volume: activity.deviceStatus.volumeLevel,
             muted: activity.deviceStatus.isMuted,
             app: activity.application.map {

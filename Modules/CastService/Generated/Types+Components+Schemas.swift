@@ -226,6 +226,10 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/DeviceStatus`.
         internal struct DeviceStatus: Codable, Hashable, Sendable {
+            /// False while castd's connection to the device is lost and being re-established; the rest is then the last status known.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceStatus/reachable`.
+            internal var reachable: Swift.Bool?
             /// - Remark: Generated from `#/components/schemas/DeviceStatus/volume`.
             internal var volume: Swift.Double
             /// - Remark: Generated from `#/components/schemas/DeviceStatus/muted`.
@@ -237,22 +241,26 @@ extension Components {
             /// Creates a new `DeviceStatus`.
             ///
             /// - Parameters:
+            ///   - reachable: False while castd's connection to the device is lost and being re-established; the rest is then the last status known.
             ///   - volume:
             ///   - muted:
             ///   - app:
             ///   - media:
             internal init(
+                reachable: Swift.Bool? = nil,
                 volume: Swift.Double,
                 muted: Swift.Bool,
                 app: Components.Schemas.AppStatus? = nil,
                 media: Components.Schemas.MediaState? = nil
             ) {
+                self.reachable = reachable
                 self.volume = volume
                 self.muted = muted
                 self.app = app
                 self.media = media
             }
             internal enum CodingKeys: String, CodingKey {
+                case reachable
                 case volume
                 case muted
                 case app

@@ -194,19 +194,25 @@ public final class MQTTBridge: Sendable {
             client.publish(topic("availability", device: device.id), "offline", retain: true)
         case .status(let activity):
             let json = APIModel.json(APIModel.state(activity)).jsonString
-            let wasOnline = remember(activity.device, state: json)?.isOnline == true
+            let wasOnline = remember(activity.device, state: json, isOnline: activity.isReachable)?.isOnline == true
             client.publish(topic("state", device: activity.device.id), json, retain: true)
-            if !wasOnline { client.publish(topic("availability", device: activity.device.id), "online", retain: true) }
+            if wasOnline != activity.isReachable {
+                client.publish(
+                    topic("availability", device: activity.device.id),
+                    activity.isReachable ? "online" : "offline",
+                    retain: true
+                )
+            }
         case .session:
             break  // the state topic shows what a session changes; MQTT keeps states, not a history
         }
     }
 
     /// Keeps `device` as discovery describes it, or — with a `state` — the state JSON of a status (whose device is
-    /// as it was when followed, so it replaces no newer description), marking it online. Returns what was known
-    /// before.
+    /// as it was when followed, so it replaces no newer description), marking it online as `isOnline` says. Returns
+    /// what was known before.
     @discardableResult
-    private func remember(_ device: CastDevice, state json: String? = nil) -> Known? {
+    private func remember(_ device: CastDevice, state json: String? = nil, isOnline: Bool = true) -> Known? {
         state.withLockedValue { state in
             state.topicIDs[Self.topicLevel(device.id)] = device.id
             let before = state.devices[device.id]
@@ -214,7 +220,7 @@ public final class MQTTBridge: Sendable {
             if json == nil { known.device = device }
             if let json {
                 known.state = json
-                known.isOnline = true
+                known.isOnline = isOnline
             }
             state.devices[device.id] = known
             return before

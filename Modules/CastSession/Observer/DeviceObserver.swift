@@ -16,12 +16,21 @@ public struct DeviceActivity: Sendable {
     public var deviceStatus: DeviceStatus
     /// The running app's media status; `nil` when it plays nothing or speaks no media namespace.
     public var mediaStatus: MediaStatus?
+    /// `false` while the connection to the device is lost and being re-established (or was given up): the
+    /// statuses are then the last ones known.
+    public var isReachable: Bool
 
     /// Creates an activity snapshot.
-    public init(device: CastDevice, deviceStatus: DeviceStatus, mediaStatus: MediaStatus? = nil) {
+    public init(
+        device: CastDevice,
+        deviceStatus: DeviceStatus,
+        mediaStatus: MediaStatus? = nil,
+        isReachable: Bool = true
+    ) {
         self.device = device
         self.deviceStatus = deviceStatus
         self.mediaStatus = mediaStatus
+        self.isReachable = isReachable
     }
 
     /// The running app; `nil` when the device is idle (its idle screen counts as idle).
@@ -57,6 +66,7 @@ public final class DeviceObserver: Sendable {
         var tasks: [Task<Void, Never>] = []
         var isStopped = false
         var reconnects = 0
+        var isReachable = true
     }
 
     /// The options this observer uses: timeouts, heartbeat and reconnect policy.
@@ -99,7 +109,12 @@ public final class DeviceObserver: Sendable {
     public var activity: DeviceActivity? {
         state.withLockedValue { state in
             state.deviceStatus.map {
-                DeviceActivity(device: state.device, deviceStatus: $0, mediaStatus: state.mediaClient?.mediaStatus)
+                DeviceActivity(
+                    device: state.device,
+                    deviceStatus: $0,
+                    mediaStatus: state.mediaClient?.mediaStatus,
+                    isReachable: state.isReachable
+                )
             }
         }
     }
@@ -240,6 +255,8 @@ public final class DeviceObserver: Sendable {
             if dropped { publish() }
         case .disconnected(let code):
             guard code != nil, !connection.isConnected else { return }
+            state.withLockedValue { $0.isReachable = false }
+            publish()
             await reconnect(connection)
         }
     }
@@ -262,6 +279,7 @@ public final class DeviceObserver: Sendable {
                     state.mediaTransportID = nil
                     state.mediaClient = nil
                     state.reconnects += 1
+                    state.isReachable = true
                 }
                 await apply(DeviceStatus(json: try reply.json()), on: connection)
                 return
