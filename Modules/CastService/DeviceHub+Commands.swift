@@ -258,6 +258,9 @@ extension DeviceHub {
         guard let client = session.remoteMediaClient else {
             throw CastServiceError(.conflict, "\(session.application.displayName) does not play media", httpStatus: 409)
         }
+        // A session just joined may not have the app's media status yet, and transport commands need its media
+        // session id: read it first rather than race the app's first broadcast.
+        if client.mediaStatus == nil { _ = try await client.requestStatus().response() }
         return client
     }
 
@@ -282,6 +285,7 @@ extension DeviceHub {
         -> CastSession
     {
         let context = await link.context(launching: applicationID, relaunch: relaunch, make: makeContext)
+        followSessions(of: link, id: id)
         let manager = context.sessionManager
         if let session = manager.currentSession, session.connectionState == .connected,
             session.application.applicationID == applicationID, !relaunch

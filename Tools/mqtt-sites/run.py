@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Two sites on one broker (issue 19, "Beyond one machine"): three network namespaces — a broker (mosquitto) and
-two sites, each a castd with its own emulated devices on its own veth network to the broker. Asserts that both
+two sites, each a castd with its own emulated devices on its own veth network to the broker (site A in plain
+MQTT, site B over TLS with a user name and password, as a site across the internet would). Asserts that both
 sites' retained states are visible to a central client, that a command published for a device of site B reaches
 it and is answered, and that killing site A's castd (SIGKILL) marks it offline through its last will. Needs root;
 run through Tools/mqtt-sites.sh. Prints one line per check and `N passed, M failed` last.
@@ -76,18 +77,49 @@ def lab_down():
     shutil.rmtree(STATE, ignore_errors=True)
 
 
+def make_tls_files():
+    """A CA, and a broker certificate it signs for site B's broker address; a password file for site B's user."""
+    ca_key, ca, key, request, cert = (os.path.join(STATE, name) for name in
+                                      ("ca.key", "ca.pem", "broker.key", "broker.csr", "broker.pem"))
+    sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=lab CA",
+       "-keyout", ca_key, "-out", ca)
+    sh("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=broker", "-keyout", key, "-out", request)
+    extensions = os.path.join(STATE, "san.cnf")
+    with open(extensions, "w") as file:
+        file.write(f"subjectAltName=IP:{SITES['site-b'][1]}.1\n")
+    sh("openssl", "x509", "-req", "-in", request, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-days", "2",
+       "-extfile", extensions, "-out", cert)
+    passwords = os.path.join(STATE, "passwords")
+    sh("mosquitto_passwd", "-c", "-b", passwords, "site-b", "lab-secret")
+    with open(os.path.join(STATE, "site-b.password"), "w") as file:
+        file.write("lab-secret\n")
+    return ca, cert, key, passwords
+
+
 def main():
     lab_up()
+    ca, cert, key, passwords = make_tls_files()
     conf = os.path.join(STATE, "mosquitto.conf")
     with open(conf, "w") as file:
-        file.write("user root\nlistener 1883 0.0.0.0\nallow_anonymous true\npersistence false\nlog_dest stderr\n")
+        file.write("user root\npersistence false\nlog_dest stderr\nper_listener_settings true\n"
+                   "listener 1883 0.0.0.0\nallow_anonymous true\n"
+                   f"listener 8883 0.0.0.0\ncafile {ca}\ncertfile {cert}\nkeyfile {key}\n"
+                   f"allow_anonymous false\npassword_file {passwords}\n")
     start("broker", BROKER_NS, "mosquitto", "-c", conf, ready=" running")
+    # Site B's broker settings come from its profile, as a deployment keeps them (the password in its own file).
+    profile = os.path.join(STATE, "site-b.xml")
+    with open(profile, "w") as file:
+        file.write('<castProfile xmlns="urn:swift-cast:profile:1">'
+                   f'<daemon brokerCAFile="{ca}" brokerUsername="site-b" '
+                   f'brokerPasswordFile="{os.path.join(STATE, "site-b.password")}"/></castProfile>')
     for site, (ns, prefix) in SITES.items():
         device_ip = f"{prefix}.2"
         start(f"{site}-devices", ns, RECEIVER, "--no-mdns", "--host", device_ip, "--port", "8009", "--devices", "2",
               "--name", f"{site} TV", ready="ready")
+        broker = f"mqtt://{prefix}.1:1883" if site == "site-a" else f"mqtts://{prefix}.1:8883"
+        extra = ["--profile", profile] if site == "site-b" else []
         start(site, ns, CASTD, "--no-mdns", "--host", f"{device_ip}:8009", "--host", f"{device_ip}:8010",
-              "--broker", f"mqtt://{prefix}.1:1883", "--site", site, "--log-level", "info",
+              "--broker", broker, "--site", site, "--log-level", "info", *extra,
               ready="castd: on MQTT")
 
     device = {site: f"static_{prefix.replace('.', '_')}_2_8009" for site, (_, prefix) in SITES.items()}
@@ -100,7 +132,7 @@ def main():
     check("each site publishes its two devices", len({topic for topic, _ in states}) == 4, [t for t, _ in states])
     figure(f"4 retained states received in {time.monotonic() - started:.2f} s")
     statuses = dict(subscribe("cast/+/status", 2))
-    check("both sites are online", statuses == {"cast/site-a/status": "online", "cast/site-b/status": "online"},
+    check("both sites are online (site B over TLS with its user name and password)", statuses == {"cast/site-a/status": "online", "cast/site-b/status": "online"},
           statuses)
 
     # A command for a device of site B, published at the broker, reaches it; its result comes back.
