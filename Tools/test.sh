@@ -149,6 +149,16 @@ Tools/mqtt-sites.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|figure:|passed, |SKIPPED" "$log"
 count
 
+echo "== web remote: castd's page in headless Chromium against emulated devices (Tools/web-remote.sh)"
+Tools/web-remote.sh > "$log" 2>&1 || status=1
+grep -E "^FAIL|figure:|passed, |screenshots" "$log"
+count
+
+echo "== API conformance: schemathesis against castd's OpenAPI document (Tools/schemathesis.sh)"
+SCHEMATHESIS_NO_BUILD=1 Tools/schemathesis.sh > "$log" 2>&1 || status=1
+grep -E "^FAIL|passed, |^schemathesis.sh:" "$log"
+count
+
 echo "== soak: 1,000 sessions for one minute with random commands and faults (Tools/soak.sh)"
 Tools/soak.sh --minutes 1 --devices 1000 > "$log" 2>&1 || status=1
 grep -E "^FAIL|^soak:|passed, " "$log"
