@@ -56,21 +56,28 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 
     /// `error` as the service answers it: unreachable devices are 502, receivers that do not answer in time 504,
-    /// commands that do not fit the device's state 409, bad arguments 400, local files that cannot play 422, a
-    /// tool to install (ffmpeg) 501.
+    /// commands that do not fit the device's state 409, bad arguments (and app ids the device does not have) 400,
+    /// local files that cannot play 422, a tool to install (ffmpeg) 501.
     public init(_ error: any Error) {
         switch error {
         case let error as CastServiceError:
             self = error
         case let error as CastSessionError:
             let status: Int
+            var message = error.message
+            var field: String?
             switch error.code {
             case .timedOut: status = 504
             case .invalidArgument, .invalidNamespace: status = 400
             case .noApplicationRunning, .sessionInProgress: status = 409
+            // LAUNCH_ERROR NOT_FOUND or BAD_PARAMETER: the device works, it has no app with the id asked for.
+            case .launchFailed where ["NOT_FOUND", "BAD_PARAMETER"].contains(error.receiverReason ?? ""):
+                status = 400
+                message += " (\(error.receiverReason ?? ""): the device has no such app)"
+                field = "appId"
             default: status = 502
             }
-            self.init(.module(error.code), error.message, httpStatus: status)
+            self.init(.module(error.code), message, httpStatus: status, field: field)
         case let error as CastMediaError:
             let status: Int
             switch error.code {

@@ -208,6 +208,80 @@ struct ServiceAPITests {
         }
     }
 
+    /// What Tools/schemathesis.sh found: each answer is a status the operation declares, with the same status in
+    /// its problem document, and no client input is answered 5xx.
+    @Test func answersTheFuzzerFoundAreDeclaredStatuses() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                // Stopping when no app runs: a conflict (was a 502 whose document said 409).
+                let stopped = try await TestHTTP.send(port: port, "DELETE", "/v1/devices/\(id)/app")
+                #expect(stopped.status == 409, "\(stopped.body)")
+                #expect(stopped.json?["status"]?.intValue == 409)
+                #expect(stopped.json?["code"]?.stringValue == "noApplicationRunning")
+
+                // An app id the device does not have (LAUNCH_ERROR NOT_FOUND): the request's fault (was 502).
+                let unknown = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/app",
+                    json: #"{"appId":"0BADC0DE"}"#
+                )
+                #expect(unknown.status == 400, "\(unknown.body)")
+                #expect(unknown.json?["code"]?.stringValue == "launchFailed")
+                #expect(unknown.json?["field"]?.stringValue == "appId")
+
+                // A queue item the receiver does not have, and an item id that is not a number: 400, declared.
+                _ = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/queue",
+                    json: #"{"items":[{"url":"http://media.example/one.mp3"}]}"#
+                )
+                let missingItem = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/queue/items/999/play")
+                #expect(missingItem.status == 400, "\(missingItem.body)")
+                #expect(missingItem.json?["status"]?.intValue == 400)
+                let notANumber = try await TestHTTP.send(port: port, "DELETE", "/v1/devices/\(id)/queue/items/one")
+                #expect(notANumber.status == 400, "\(notANumber.body)")
+                // The spec's maxItems: 200, which the generated layer does not check.
+                let items = Array(repeating: #"{"url":"http://media.example/a.mp3"}"#, count: 201)
+                let tooMany = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/queue/items",
+                    json: #"{"items":["# + items.joined(separator: ",") + "]}"
+                )
+                #expect(tooMany.status == 400, "\(tooMany.body)")
+                #expect(tooMany.json?["field"]?.stringValue == "items")
+
+                // A start time near Double.greatestFiniteMagnitude: the position stays a JSON number (was a 500
+                // for this request and for every later GET /v1/devices while the media played).
+                let far = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"http://media.example/a.mp4","startTime":1.7e308}"#
+                )
+                #expect(far.status == 200, "\(far.body)")
+                let listed = try await TestHTTP.send(port: port, "GET", "/v1/devices")
+                #expect(listed.status == 200, "\(listed.body)")
+
+                // A client that accepts application/json only still gets its problem (was a 500 after the
+                // handler ran), and one that accepts neither gets JSON.
+                let accepting = try await TestHTTP.send(
+                    port: port,
+                    "GET",
+                    "/v1/devices/nope",
+                    headers: [("Accept", "application/json")]
+                )
+                #expect(accepting.status == 404, "\(accepting.body)")
+                #expect(accepting.header("Content-Type")?.hasPrefix("application/problem+json") == true)
+                let html = try await TestHTTP.send(port: port, "GET", "/v1/devices", headers: [("Accept", "text/html")])
+                #expect(html.status == 200, "\(html.body)")
+            }
+        }
+    }
+
     @Test func theEventStreamCarriesStatusChangesWithIDs() async throws {
         try await withHub { hub, _ in
             try await withServer(hub) { port in

@@ -42,6 +42,9 @@ extension APIModel {
         guard !items.isEmpty else {
             throw CastServiceError(.invalidRequest, "give at least one item", httpStatus: 400, field: "items")
         }
+        guard items.count <= 200 else {
+            throw CastServiceError(.invalidRequest, "give at most 200 items", httpStatus: 400, field: "items")
+        }
         var sources: [MediaSource] = []
         for (index, item) in items.enumerated() { sources.append(try source(of: item, at: index)) }
         return sources

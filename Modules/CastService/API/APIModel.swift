@@ -34,7 +34,7 @@ enum APIModel {
     static func status(_ activity: DeviceActivity) -> Components.Schemas.DeviceStatus {
         Components.Schemas.DeviceStatus(
             reachable: activity.isReachable,
-            volume: activity.deviceStatus.volumeLevel,
+            volume: level(activity.deviceStatus.volumeLevel) ?? 0,
             muted: activity.deviceStatus.isMuted,
             app: activity.application.map {
                 Components.Schemas.AppStatus(
@@ -54,20 +54,41 @@ enum APIModel {
             playerState: Components.Schemas.MediaState.PlayerStatePayload(rawValue: status.shownPlayerState.rawValue)
                 ?? .idle,
             idleReason: status.idleReason?.rawValue,
-            position: (status.currentTime * 10).rounded() / 10,
-            duration: status.media?.duration,
-            playbackRate: status.playbackRate,
+            position: tenths(status.currentTime),
+            duration: finite(status.media?.duration),
+            playbackRate: finite(status.playbackRate) ?? 1,
             live: status.isLiveStream,
             title: status.media?.metadata?.displayTitle,
             subtitle: status.media?.metadata?.displaySubtitle,
             contentId: status.media?.contentID,
-            volume: status.volumeLevel,
+            volume: level(status.volumeLevel),
             muted: status.isMuted,
             activeTrackIds: status.activeTrackIDs,
             currentItemId: status.currentItemID,
             repeatMode: status.repeatMode.flatMap { .init(rawValue: $0.rawValue) },
             tracks: status.media?.tracks.map { $0.map(track) }
         )
+    }
+
+    /// A number JSON can carry: `nil` for NaN and the infinities, which the encoder refuses (and which a receiver's
+    /// `1e400` parses to).
+    static func finite(_ value: Double?) -> Double? {
+        guard let value, value.isFinite else { return nil }
+        return value
+    }
+
+    /// A volume level within 0...1, as the schema promises, whatever the receiver reported.
+    static func level(_ value: Double?) -> Double? {
+        finite(value).map { min(max($0, 0), 1) }
+    }
+
+    /// A position to the tenth of a second. Multiplying by 10 overflows to infinity near
+    /// `Double.greatestFiniteMagnitude` (a load's `startTime` or a seek can put the receiver there), so such a
+    /// position is left as it is.
+    static func tenths(_ seconds: Double) -> Double {
+        guard seconds.isFinite else { return 0 }
+        let rounded = (seconds * 10).rounded() / 10
+        return rounded.isFinite ? rounded : seconds
     }
 
     static func track(_ track: MediaTrack) -> Components.Schemas.Track {

@@ -4,6 +4,10 @@ import OpenAPIRuntime
 
 /// Answers what fails before or outside an operation's handler — a body that is not JSON, a missing field, a
 /// wrong type, a path parameter outside its enum — as an RFC 9457 problem (400), not as an empty 500.
+///
+/// It also drops the request's `Accept` header: castd answers JSON (problems as `application/problem+json`)
+/// whatever it asks, as RFC 9110 §12.5.1 allows. The generated layer checks `Accept` only after the handler ran,
+/// so `Accept: application/json` alone turned every problem into a 500, with the command already carried out.
 struct ProblemMiddleware: ServerMiddleware {
     let metrics: ServiceMetrics
 
@@ -14,12 +18,8 @@ struct ProblemMiddleware: ServerMiddleware {
         operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        // A failure is answered as application/problem+json whatever the client accepts (RFC 9457 §3): a client
-        // that asks for application/json must get the problem, not a content negotiation failure in its place.
         var request = request
-        if let accept = request.headerFields[.accept], !accept.contains("problem+json") {
-            request.headerFields[.accept] = accept + ", application/problem+json"
-        }
+        request.headerFields[.accept] = nil
         do {
             return try await next(request, body, metadata)
         } catch let error as ServerError {
@@ -27,7 +27,7 @@ struct ProblemMiddleware: ServerMiddleware {
             let problem =
                 error.operationInput == nil
                 ? CastServiceError(unreadableRequest: error.underlyingError)
-                : CastServiceError(.module("internalError"), "\(error)", httpStatus: 500)
+                : CastServiceError(.module("internalError"), "\(error.underlyingError)", httpStatus: 500)
             metrics.recordError(problem)
             return Self.response(problem)
         }

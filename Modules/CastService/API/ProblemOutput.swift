@@ -22,7 +22,12 @@ extension ProblemOutput {
         case 404: return .notFound(problem)
         case 504: return .gatewayTimeout(problem)
         case 500: return .internalServerError(problem)
-        default: return declaredProblems[error.httpStatus]?(problem) ?? .badGateway(problem)
+        default:
+            if let declared = declaredProblems[error.httpStatus] { return declared(problem) }
+            // The document's `status` is the response's (RFC 9457): 502 here too; `code` still names the failure.
+            var undeclared = error
+            undeclared.httpStatus = 502
+            return .badGateway(APIModel.problem(undeclared))
         }
     }
 }
@@ -53,6 +58,7 @@ extension Operations.LaunchApp.Output: ProblemOutput, DeviceStateOutput {
 }
 extension Operations.StopApp.Output: ProblemOutput, DeviceStateOutput {
     static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [409: conflict] }
 }
 extension Operations.JoinSession.Output: ProblemOutput, DeviceStateOutput {
     static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
@@ -91,11 +97,15 @@ extension Operations.InsertQueueItems.Output: ProblemOutput, DeviceStateOutput {
 }
 extension Operations.RemoveQueueItem.Output: ProblemOutput, DeviceStateOutput {
     static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
-    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [403: forbidden, 409: conflict] }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] {
+        [400: badRequest, 403: forbidden, 409: conflict]
+    }
 }
 extension Operations.PlayQueueItem.Output: ProblemOutput, DeviceStateOutput {
     static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
-    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [403: forbidden, 409: conflict] }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] {
+        [400: badRequest, 403: forbidden, 409: conflict]
+    }
 }
 extension Operations.MoveQueueItem.Output: ProblemOutput, DeviceStateOutput {
     static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }

@@ -1338,6 +1338,29 @@ internal enum Operations {
             }
             /// What went wrong (RFC 9457).
             ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/app/delete(stopApp)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
             /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/app/delete(stopApp)/responses/500`.
             ///
             /// HTTP response code: `500 internalServerError`.
@@ -4566,6 +4589,29 @@ internal enum Operations {
             }
             /// What went wrong (RFC 9457).
             ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/{itemId}/delete(removeQueueItem)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
             /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/{itemId}/delete(removeQueueItem)/responses/404`.
             ///
             /// HTTP response code: `404 notFound`.
@@ -4888,6 +4934,29 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/queue/items/{itemId}/play/post(playQueueItem)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
                             response: self
                         )
                     }
