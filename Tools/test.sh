@@ -151,7 +151,7 @@ count
 
 echo "== web remote: castd's page in headless Chromium against emulated devices (Tools/web-remote.sh)"
 Tools/web-remote.sh > "$log" 2>&1 || status=1
-grep -E "^FAIL|figure:|passed, |screenshots" "$log"
+grep -E "^FAIL|figure:|passed, |^artefacts" "$log"
 count
 
 echo "== API conformance: schemathesis against castd's OpenAPI document (Tools/schemathesis.sh)"
