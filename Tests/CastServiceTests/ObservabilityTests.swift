@@ -13,6 +13,13 @@ import Testing
 /// What castd shows of itself: Prometheus metrics, session events, the web remote's files, and how the event
 /// stream treats a client that stops reading.
 @Suite struct ObservabilityTests {
+    /// A server whose API needs the bearer token `secret`.
+    static let needingToken = {
+        var options = CastServiceServer.Options()
+        options.tokens = [BearerTokenHash(hashing: "secret")]
+        return options
+    }()
+
     @Test func metricsCountCommandsErrorsSessionsAndSubscribers() async throws {
         try await withHub { hub, _ in
             try await withServer(hub) { port in
@@ -54,9 +61,7 @@ import Testing
 
     @Test func metricsNeedATokenWhenTheAPIDoes() async throws {
         try await withHub { hub, _ in
-            var options = CastServiceServer.Options()
-            options.tokens = [BearerTokenHash(hashing: "secret")]
-            try await withServer(hub, options: options) { port in
+            try await withServer(hub, options: Self.needingToken) { port in
                 let refused = try await TestHTTP.send(port: port, "GET", "/metrics")
                 #expect(refused.status == 401)
                 let allowed = try await TestHTTP.send(
@@ -95,9 +100,7 @@ import Testing
 
     @Test func theWebRemoteIsPublicAndKeepsToItself() async throws {
         try await withHub { hub, _ in
-            var options = CastServiceServer.Options()
-            options.tokens = [BearerTokenHash(hashing: "secret")]
-            try await withServer(hub, options: options) { port in
+            try await withServer(hub, options: Self.needingToken) { port in
                 let page = try await TestHTTP.send(port: port, "GET", "/")
                 #expect(page.status == 200)
                 #expect(page.header("Content-Type") == "text/html; charset=utf-8")
