@@ -16,10 +16,17 @@ done
 # selenium, pinned, in a venv of its own under .build (made on the first run).
 venv=.build/web-remote-venv
 selenium_version=4.51.0
-if ! "$venv/bin/python" -c "import selenium, sys; sys.exit(selenium.__version__ != '$selenium_version')" 2>/dev/null; then
+installed=$("$venv/bin/python" -c "import selenium; print(selenium.__version__)" 2>/dev/null)
+if [ "$installed" != "$selenium_version" ]; then
     { python3 -m venv "$venv" && "$venv/bin/pip" install -q "selenium==$selenium_version"; } > /dev/null ||
         { echo "web-remote: could not install selenium $selenium_version"; echo "0 passed, 1 failed"; exit 1; }
 fi
-{ swift build --product castd && swift build --product cast-receiver; } > /dev/null ||
-    { echo "web-remote: build failed"; echo "0 passed, 1 failed"; exit 1; }
-exec timeout 300 "$venv/bin/python" Tools/web-remote/run.py
+build_log=$(mktemp)
+trap 'rm -f "$build_log"' EXIT
+if ! { swift build --product castd && swift build --product cast-receiver; } > "$build_log" 2>&1; then
+    tail -20 "$build_log"
+    echo "web-remote: build failed"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+timeout 300 "$venv/bin/python" Tools/web-remote/run.py

@@ -3,8 +3,9 @@
 emulated devices (cast-receiver) behind a castd on loopback, with a media folder holding a generated video and
 its subtitles. Checks the device list, casting a URL and a local file, the mini and expanded controllers (pause,
 seek, volume), the queue, the tracks, a change by another client arriving through the event stream, keyboard
-access and accessible names, a phone-width layout, that the page loads nothing from other origins, and the token
-prompt of a castd that needs one. Screenshots of each step go to $WEB_REMOTE_ARTEFACTS (default
+access and accessible names, a phone-width layout, that the page loads nothing from other origins and logs no
+console errors, a refused command's problem shown, reconnecting after castd restarts, and the token prompt of a
+castd that needs one. Screenshots of each step go to $WEB_REMOTE_ARTEFACTS (default
 .build/web-remote-artefacts). Run through Tools/web-remote.sh; prints one line per check and `N passed, M failed`.
 """
 import base64
@@ -198,7 +199,6 @@ class Page:
 
     def __init__(self, driver):
         self.driver = driver
-        self.console = []
 
     def by_id(self, element_id):
         return self.driver.find_element(By.ID, element_id)
@@ -250,11 +250,9 @@ class Page:
         finally:
             self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
-    def collect_console(self):
-        """The browser's console messages since the last call (kept in self.console too)."""
-        entries = self.driver.get_log("browser")
-        self.console.extend(entries)
-        return entries
+    def console_errors(self):
+        """The browser's console errors since the last call."""
+        return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
 
 
 # MARK: - The walk through
@@ -283,9 +281,8 @@ class Lab:
 
 
 def main():
-    os.makedirs(ARTEFACTS, exist_ok=True)
     for old in os.listdir(ARTEFACTS):
-        if old.endswith(".png"):
+        if old.endswith((".png", ".log")):
             os.remove(os.path.join(ARTEFACTS, old))
     lab = Lab()
     listed = api(lab.base, "GET", "/v1/devices")["devices"]
@@ -315,15 +312,15 @@ def walk(page, lab, first):
     base = lab.base
     started = time.monotonic()
     driver.get(base + "/")
-    names = wait_for(lambda: len(names_listed(page)) == 2 and names_listed(page))
-    check("the page lists both devices", names == ["Emulated Chromecast 1", "Emulated Chromecast 2"], names)
+    expected = ["Emulated Chromecast 1", "Emulated Chromecast 2"]
+    check("the page lists both devices", wait_for(lambda: names_listed(page) == expected), names_listed(page))
     driver.execute_script(RECORD_PROBLEMS_JS)
     figure(f"page to device list in {(time.monotonic() - started) * 1000:.0f} ms")
     live = wait_for(lambda: page.text("connection-state") == "Live")
     check("the page follows the event stream", live, page.text("connection-state"))
     with urllib.request.urlopen(base + "/", timeout=10) as response:
         policy = response.headers.get("Content-Security-Policy", "")
-    errors = [entry for entry in page.collect_console() if entry["level"] == "SEVERE"]
+    errors = page.console_errors()
     check("the page loads under its Content-Security-Policy without console errors",
           "script-src 'self'" in policy and not errors, errors or policy)
     page.screenshot("01-devices")
@@ -389,8 +386,9 @@ def walk(page, lab, first):
 
     foreign = driver.execute_script(FOREIGN_RESOURCES_JS)
     check("the page loads nothing from other origins", foreign == [], foreign)
-    errors = [entry for entry in page.collect_console() if entry["level"] == "SEVERE"]
-    check("no console errors during the walk", not errors, f"{errors}; the page showed {driver.execute_script('return window.problemsShown')}")
+    errors = page.console_errors()
+    shown = driver.execute_script("return window.problemsShown")
+    check("no console errors during the walk", not errors, f"{errors}; the page showed {shown}")
     # From here on the browser logs failed requests, which are expected: a refused command, castd away.
     problem_steps(page, base, first)
     reconnect_steps(page, lab, first)
@@ -439,11 +437,14 @@ def reconnect_steps(page, lab, first):
 
 
 def names_listed(page):
-    return [element.text for element in page.driver.find_elements(By.CSS_SELECTOR, "#device-list .device-name")]
+    """The device names in the list's order, read at once (the list may change between WebDriver calls)."""
+    return page.driver.execute_script(
+        'return [...document.querySelectorAll("#device-list .device-name")].map((name) => name.textContent)')
 
 
 def queue_titles(page):
-    return [element.text for element in page.driver.find_elements(By.CSS_SELECTOR, "#queue-list .queue-title")]
+    return page.driver.execute_script(
+        'return [...document.querySelectorAll("#queue-list .queue-title")].map((title) => title.textContent)')
 
 
 def api_queue(base, device_id):
@@ -609,6 +610,7 @@ def token_prompt(page, guarded, token):
 
 
 if __name__ == "__main__":
+    os.makedirs(ARTEFACTS, exist_ok=True)
     try:
         main()
     except Exception as error:  # a walk that cannot run is a failure, not a skip

@@ -207,7 +207,9 @@ async function followEvents() {
       if (!response.ok) throw await problemFrom(response);
       failures = 0;
       setConnection("live", "Live");
-      loadSnapshot(); // what changed while the page was not listening
+      // The lists first, for what changed while the page was not listening; the events that arrive meanwhile
+      // wait in the stream and are applied after it, in order.
+      await loadSnapshot();
       parser.restart();
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       for (;;) {
@@ -322,10 +324,14 @@ async function refreshSelected() {
   render();
 }
 
-/** Reads the queue again when the media or its current item changed (or when `force`d after an edit). */
+/**
+ * Reads the queue again when the media or its current item changed (or when `force`d after an edit). Media
+ * still loading is left until it plays or pauses: a queue asked for in between can be refused by the receiver.
+ */
 async function refreshQueue(force = false) {
   const device = selectedDevice();
   const media = activeMedia(device);
+  if (media && !["PLAYING", "PAUSED"].includes(media.playerState)) return;
   const key = media ? `${device.id} ${media.mediaSessionId} ${media.currentItemId}` : "";
   if (key === state.queueFor && !force) return;
   state.queueFor = key;
