@@ -272,9 +272,12 @@ let package = Package(
         .executableTarget(
             name: "cast-benchmarks",
             dependencies: [
-                "CastDiscovery", "CastMedia", "CastMediaServer", "CastReceiver", "CastSession", "CastTransport",
+                "CastDiscovery", "CastMedia", "CastMediaServer", "CastReceiver", "CastService", "CastSession",
+                "CastTransport",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tools/Benchmarks"

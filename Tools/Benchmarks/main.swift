@@ -1,6 +1,9 @@
 // cast-benchmarks: prints the figures the README reports. Not a test: nothing here asserts a time.
 //
 //   swift run -c release cast-benchmarks [--devices 1000] [--only codec|round-trip|session-start|scale|attack|transcode]
+//   swift run -c release cast-benchmarks --castd [--devices 1000]   (castd's figures only; needs the cast and
+//       cast-receiver products of the same configuration built: swift build -c release --product cast, and
+//       --product cast-receiver)
 //
 // 1. Frame codec throughput (encode + decode of a typical MEDIA_STATUS frame).
 // 2. Request round trip over TLS on loopback (GET_STATUS to an emulated device), p50/p99.
@@ -304,6 +307,10 @@ let only = CommandLine.arguments.firstIndex(of: "--only").flatMap {
     $0 + 1 < CommandLine.arguments.count ? CommandLine.arguments[$0 + 1] : nil
 }
 func runs(_ name: String) -> Bool { only == nil || only == name }
+if CommandLine.arguments.contains("--castd") {
+    try await castdBenchmark(devices: deviceCount)
+    exit(0)
+}
 if runs("codec") { try codecBenchmark() }
 if runs("round-trip") { try await roundTripBenchmark() }
 if runs("session-start") { try await sessionStartBenchmark() }
