@@ -124,16 +124,11 @@ import Testing
     }
 
     @Test func aClientThatStopsReadingEventsIsDroppedAndTheOthersKeepUp() async throws {
-        let configurations = CastReceiverEmulator.configurations(count: 1, basePort: 0, namePrefix: "Room")
-        try await withCastReceiverEmulator(devices: configurations) { emulator in
-            var discovery = DiscoveryManager.Configuration()
-            discovery.browsesMulticastDNS = false
-            var options = DeviceHub.Options()
+        let smallBuffers: (inout DeviceHub.Options) -> Void = { options in
             options.subscriberBuffer = 8
             options.eventWindow = 8
-            let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
-            try hub.start()
-            defer { Task { await hub.stop() } }
+        }
+        try await withHub(configure: smallBuffers) { hub, emulator in
             try await withServer(hub) { port in
                 let stalled = try await StalledEventClient.connect(port: port)
                 defer { stalled.close() }

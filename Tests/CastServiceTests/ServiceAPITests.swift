@@ -142,22 +142,7 @@ struct ServiceAPITests {
         try await withCastReceiverEmulator(devices: configurations) { emulator in
             let stateDirectory = temporaryStateDirectory()
             defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
-            func startHub() async throws -> DeviceHub {
-                var discovery = DiscoveryManager.Configuration()
-                discovery.browsesMulticastDNS = false
-                discovery.staticDevices = [CastDevice.staticDevice(host: "127.0.0.1", port: emulator.devices[0].port)]
-                var options = DeviceHub.Options()
-                options.cast.stateDirectory = stateDirectory
-                options.cast.heartbeat.pingInterval = nil
-                let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
-                let added = hub.discovery.events()
-                try hub.start()
-                for await event in added {
-                    if case .added = event { break }
-                }
-                return hub
-            }
-            let first = try await startHub()
+            let first = try await startedHub(on: emulator, stateDirectory: stateDirectory)
             let id = CastDevice.staticDevice(host: "127.0.0.1", port: emulator.devices[0].port).id
             let loaded = try await first.perform(
                 .load(.media(MediaInformation(contentID: "http://media.example/a.mp4", contentType: "video/mp4"))),
@@ -166,7 +151,7 @@ struct ServiceAPITests {
             let sessionID = loaded.deviceStatus.runningApplication?.sessionID
             await first.stop()  // as on SIGTERM: sessions left playing
 
-            let second = try await startHub()
+            let second = try await startedHub(on: emulator, stateDirectory: stateDirectory)
             defer { Task { await second.stop() } }
             let seen = try await second.activity(of: id)
             #expect(seen.mediaStatus?.playerState == .playing)

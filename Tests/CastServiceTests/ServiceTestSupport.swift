@@ -24,25 +24,14 @@ func withHub<Result: Sendable>(
 ) async throws -> Result {
     let configurations = CastReceiverEmulator.configurations(count: count, basePort: 0, namePrefix: "Room")
     return try await withCastReceiverEmulator(devices: configurations) { emulator in
-        var discovery = DiscoveryManager.Configuration()
-        discovery.browsesMulticastDNS = false
-        discovery.staticDevices = emulator.devices.map { CastDevice.staticDevice(host: "127.0.0.1", port: $0.port) }
         let stateDirectory = temporaryStateDirectory()
         defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
-        var options = DeviceHub.Options()
-        options.cast.stateDirectory = stateDirectory
-        options.cast.heartbeat.pingInterval = nil
-        options.cast.requestTimeout = .seconds(60)
-        options.mediaFolders = mediaFolders
-        configure(&options)
-        let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
-        let added = hub.discovery.events()
-        try hub.start()
-        var listed = 0
-        for await event in added {
-            if case .added = event { listed += 1 }
-            if listed == count { break }
-        }
+        let hub = try await startedHub(
+            on: emulator,
+            stateDirectory: stateDirectory,
+            mediaFolders: mediaFolders,
+            configure: configure
+        )
         do {
             let result = try await body(hub, emulator)
             await hub.stop()
@@ -52,6 +41,34 @@ func withHub<Result: Sendable>(
             throw error
         }
     }
+}
+
+/// A started hub over the emulator's devices (static hosts on 127.0.0.1, no mDNS) that saves its sessions in
+/// `stateDirectory`, returned once every device is listed; the caller stops it.
+func startedHub(
+    on emulator: CastReceiverEmulator,
+    stateDirectory: String,
+    mediaFolders: [String] = [],
+    configure: (inout DeviceHub.Options) -> Void = { _ in }
+) async throws -> DeviceHub {
+    var discovery = DiscoveryManager.Configuration()
+    discovery.browsesMulticastDNS = false
+    discovery.staticDevices = emulator.devices.map { CastDevice.staticDevice(host: "127.0.0.1", port: $0.port) }
+    var options = DeviceHub.Options()
+    options.cast.stateDirectory = stateDirectory
+    options.cast.heartbeat.pingInterval = nil
+    options.cast.requestTimeout = .seconds(60)
+    options.mediaFolders = mediaFolders
+    configure(&options)
+    let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
+    let added = hub.discovery.events()
+    try hub.start()
+    var listed = 0
+    for await event in added {
+        if case .added = event { listed += 1 }
+        if listed == emulator.devices.count { break }
+    }
+    return hub
 }
 
 /// A temporary directory for saved sessions, unique per test; ``withHub(devices:_:)`` removes it afterwards.
