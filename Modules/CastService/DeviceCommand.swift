@@ -32,7 +32,8 @@ public enum DeviceCommand: Sendable {
     /// Sets how the queue repeats.
     case setRepeatMode(RepeatMode)
 
-    /// The command's name in metrics and logs: `load`, `pause`, `setVolume`, …
+    /// The command's name in metrics: the name an MQTT command message gives it (`load`, `pause`, `volume`, …),
+    /// so the service speaks of its commands one way.
     public var name: String {
         switch self {
         case .load: "load"
@@ -47,18 +48,18 @@ public enum DeviceCommand: Sendable {
             case .previous: "previous"
             case .skipAd: "skipAd"
             }
-        case .setVolume: "setVolume"
+        case .setVolume: "volume"
         case .launch: "launch"
-        case .stopApplication: "stopApplication"
+        case .stopApplication: "stopApp"
         case .join: "join"
         case .leave: "leave"
-        case .setTracks: "setTracks"
-        case .loadQueue: "loadQueue"
-        case .insertIntoQueue: "insertIntoQueue"
-        case .removeFromQueue: "removeFromQueue"
-        case .playQueueItem: "playQueueItem"
-        case .moveQueueItem: "moveQueueItem"
-        case .setRepeatMode: "setRepeatMode"
+        case .setTracks: "tracks"
+        case .loadQueue: "queueLoad"
+        case .insertIntoQueue: "queueInsert"
+        case .removeFromQueue: "queueRemove"
+        case .playQueueItem: "queuePlay"
+        case .moveQueueItem: "queueMove"
+        case .setRepeatMode: "repeat"
         }
     }
 }

@@ -1,3 +1,4 @@
+import CastTransport
 import Foundation
 
 #if canImport(Glibc)
@@ -144,16 +145,8 @@ func socketQueues(localPort: Int, remotePort: Int) -> (send: Int, receive: Int)?
     return nil
 }
 
-/// A file of /proc, read to its end: they report a size of 0, so readers that trust the size read nothing.
+/// A file of /proc as text, read to its end (they report a size of 0, so readers that trust the size read
+/// nothing; LocalFiles.read does not).
 func procFile(_ path: String) -> String? {
-    guard let file = fopen(path, "r") else { return nil }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = fread(&chunk, 1, chunk.count, file)
-        if count <= 0 { break }
-        bytes += chunk[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    LocalFiles.read(path).map { String(decoding: $0, as: UTF8.self) }
 }

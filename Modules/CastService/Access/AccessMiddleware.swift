@@ -72,7 +72,11 @@ struct AccessMiddleware: RouterMiddleware {
     }
 
     /// The problem answering a refused request, counted in the metrics.
-    private func refuse(_ problem: CastServiceError) -> Response {
+    private func refuse(_ problem: CastServiceError) -> Response { Self.refuse(problem, counting: metrics) }
+
+    /// The problem answering a request refused before the API saw it (here or by ``CrossOriginMiddleware``),
+    /// counted in the metrics.
+    static func refuse(_ problem: CastServiceError, counting metrics: ServiceMetrics) -> Response {
         metrics.recordError(problem)
         return Self.problem(problem)
     }

@@ -25,13 +25,14 @@ struct CrossOriginMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         guard allowedOrigins.contains(origin) else {
-            let problem = CastServiceError(
-                .forbiddenOrigin,
-                "requests from the web page at \(origin) are not allowed (castd --allow-origin adds an origin)",
-                httpStatus: 403
+            return AccessMiddleware.refuse(
+                CastServiceError(
+                    .forbiddenOrigin,
+                    "requests from the web page at \(origin) are not allowed (castd --allow-origin adds an origin)",
+                    httpStatus: 403
+                ),
+                counting: metrics
             )
-            metrics.recordError(problem)
-            return AccessMiddleware.problem(problem)
         }
         if request.method == .options {
             var headers = HTTPFields()

@@ -29,9 +29,9 @@ final class ServiceMetrics: Sendable {
     ]
 
     init() {
-        // Registered up front so that a scrape shows every series' name and help before anything happened.
+        // Registered up front so that a scrape shows both counters at 0 before anything happened (the gauges are
+        // set at every scrape).
         for kind in ["device", "session"] { _ = reconnects(kind) }
-        _ = gauge("devices", "Devices castd knows (mDNS and static hosts).")
     }
 
     /// Records one performed command's latency, whether it succeeded or failed (failures are counted where they
