@@ -226,6 +226,37 @@ import Testing
         }
     }
 
+    @Test func publishesEachVolumeChangeOnceAndInTheOrderTheDeviceMadeThem() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let observer = DeviceObserver(device: device.castDevice, options: testOptions())
+            let updates = observer.updates()
+            try await observer.start()
+            let seen = Task {
+                var levels: [Double] = []
+                for await activity in updates {
+                    levels.append(activity.deviceStatus.volumeLevel)
+                    if activity.deviceStatus.volumeLevel == 0.9 { break }
+                }
+                return levels
+            }
+            for step in 1...9 {
+                let level = Double(step) / 10
+                try await observer.setVolume(level)
+                // The reply was applied before setVolume returned.
+                #expect(observer.activity?.deviceStatus.volumeLevel == level)
+            }
+            let levels = await seen.value
+            // The device's reply and its broadcast of the same status are one change, never published twice, and
+            // an older status is never published after a newer one.
+            #expect(levels.first == 1, "the status read at the start comes first")
+            let changes = levels.dropFirst()
+            #expect(zip(changes, changes.dropFirst()).allSatisfy { $0 < $1 }, "levels published: \(levels)")
+            #expect(levels.last == 0.9)
+            await observer.stop()
+        }
+    }
+
     @Test func reconnectsAfterTheConnectionDrops() async throws {
         try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
             let device = emulator.devices[0]

@@ -9,7 +9,7 @@ import NIOPosix
 
 /// What a device is doing now, seen without a session: its receiver status, the running app and, when that app
 /// plays media, its media status. The status column of a device list, or one entity of a home-automation hub.
-public struct DeviceActivity: Sendable {
+public struct DeviceActivity: Sendable, Hashable {
     /// The device, with what it said about itself (``DeviceInfo``) applied to a static entry.
     public var device: CastDevice
     /// The latest RECEIVER_STATUS: volume, mute, standby, the running app.
@@ -67,6 +67,22 @@ public final class DeviceObserver: Sendable {
         var isStopped = false
         var reconnects = 0
         var isReachable = true
+        /// What ``publish()`` yielded last: an unchanged activity is not yielded again.
+        var published: DeviceActivity?
+        /// The highest `requestId` of a RECEIVER_STATUS the message task applied, and who waits for one.
+        var appliedReplyID = 0
+        var replyWaiters: [(requestID: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        var activity: DeviceActivity? {
+            deviceStatus.map {
+                DeviceActivity(
+                    device: device,
+                    deviceStatus: $0,
+                    mediaStatus: mediaClient?.mediaStatus,
+                    isReachable: isReachable
+                )
+            }
+        }
     }
 
     /// The options this observer uses: timeouts, heartbeat and reconnect policy.
@@ -106,18 +122,7 @@ public final class DeviceObserver: Sendable {
     }
 
     /// What the device is doing now; `nil` before the first status.
-    public var activity: DeviceActivity? {
-        state.withLockedValue { state in
-            state.deviceStatus.map {
-                DeviceActivity(
-                    device: state.device,
-                    deviceStatus: $0,
-                    mediaStatus: state.mediaClient?.mediaStatus,
-                    isReachable: state.isReachable
-                )
-            }
-        }
-    }
+    public var activity: DeviceActivity? { state.withLockedValue { $0.activity } }
 
     /// Every change from now on, latest wins: a slow consumer sees the newest activity, not a backlog.
     public func updates() -> AsyncStream<DeviceActivity> {
@@ -176,6 +181,7 @@ public final class DeviceObserver: Sendable {
             return (state.connection, state.tasks)
         }
         for task in tasks { task.cancel() }
+        resumeReplyWaiters(upTo: .max)
         await connection?.close()
         broadcaster.finish()
     }
@@ -220,15 +226,46 @@ public final class DeviceObserver: Sendable {
         } catch {
             throw SessionManager.sessionError(error)
         }
-        await apply(try DeviceStatus(commandReply: reply), on: connection)
+        _ = try DeviceStatus(commandReply: reply)
+        await applied(reply)
+    }
+
+    /// Waits until the message task applied `reply`, a RECEIVER_STATUS it also receives.
+    ///
+    /// Statuses are applied in the order the device sent them, by the message task alone: a request's caller
+    /// applying its reply too raced the broadcasts that followed it, so an older volume could be published
+    /// after a newer one.
+    private func applied(_ reply: JSONValue) async {
+        guard let requestID = reply["requestId"]?.intValue, requestID != 0 else { return }
+        await withCheckedContinuation { continuation in
+            let waiting = state.withLockedValue { state -> Bool in
+                guard !state.isStopped, state.appliedReplyID < requestID else { return false }
+                state.replyWaiters.append((requestID, continuation))
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    private func resumeReplyWaiters(upTo requestID: Int) {
+        let ready = state.withLockedValue { state in
+            state.appliedReplyID = max(state.appliedReplyID, requestID)
+            let ready = state.replyWaiters.filter { $0.requestID <= requestID }
+            state.replyWaiters.removeAll { $0.requestID <= requestID }
+            return ready
+        }
+        for waiter in ready { waiter.continuation.resume() }
     }
 
     // MARK: - Following
 
     private func handle(_ message: CastMessage, on connection: CastConnection) async {
-        if message.namespace == CastNamespace.receiver, message.sourceID == CastEndpoint.receiver {
-            guard let json = try? message.json(), json["type"]?.stringValue == "RECEIVER_STATUS" else { return }
-            await apply(DeviceStatus(json: json), on: connection)
+        if message.namespace == CastNamespace.receiver {
+            guard let json = try? message.json() else { return }
+            if message.sourceID == CastEndpoint.receiver, json["type"]?.stringValue == "RECEIVER_STATUS" {
+                await apply(DeviceStatus(json: json), on: connection)
+            }
+            if let requestID = json["requestId"]?.intValue, requestID != 0 { resumeReplyWaiters(upTo: requestID) }
             return
         }
         guard message.namespace == CastNamespace.media else { return }
@@ -270,18 +307,20 @@ public final class DeviceObserver: Sendable {
             do {
                 try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
                 try await connection.reconnect()
-                let reply = try await connection.request(
-                    namespace: CastNamespace.receiver,
-                    to: CastEndpoint.receiver,
-                    payload: ["type": "GET_STATUS"]
-                )
+                // The app's virtual connection is gone with the old transport: the status read next follows it
+                // again.
                 state.withLockedValue { state in
                     state.mediaTransportID = nil
                     state.mediaClient = nil
                     state.reconnects += 1
                     state.isReachable = true
                 }
-                await apply(DeviceStatus(json: try reply.json()), on: connection)
+                let reply = try await connection.request(
+                    namespace: CastNamespace.receiver,
+                    to: CastEndpoint.receiver,
+                    payload: ["type": "GET_STATUS"]
+                )
+                await applied(try reply.json())
                 return
             } catch is CancellationError {
                 return
@@ -328,8 +367,14 @@ public final class DeviceObserver: Sendable {
         publish()
     }
 
+    /// Yields the activity when it differs from the one yielded last.
     private func publish() {
-        if let activity { broadcaster.yield(activity) }
+        let changed = state.withLockedValue { state -> DeviceActivity? in
+            guard let activity = state.activity, activity != state.published else { return nil }
+            state.published = activity
+            return activity
+        }
+        if let changed { broadcaster.yield(changed) }
     }
 
     // MARK: - Many devices
