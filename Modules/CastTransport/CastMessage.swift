@@ -22,7 +22,12 @@ public struct CastMessage: Sendable, Hashable {
     /// The namespace that multiplexes this message, `urn:x-cast:…`.
     public var namespace: String
     /// The payload.
-    public var payload: Payload
+    public var payload: Payload {
+        didSet { parsedJSON = nil }
+    }
+    /// The payload already parsed (by the connection, which reads every reply's `requestId`), so that the
+    /// message's consumers do not parse it again.
+    private var parsedJSON: JSONValue?
 
     /// Creates a message.
     public init(sourceID: String, destinationID: String, namespace: String, payload: Payload) {
@@ -50,11 +55,33 @@ public struct CastMessage: Sendable, Hashable {
         guard case .string(let text) = payload else {
             throw CastTransportError(.invalidPayload, "a binary payload on \(namespace) is not JSON")
         }
-        return try JSONValue(parsing: text)
+        return try parsedJSON ?? JSONValue(parsing: text)
+    }
+
+    /// This message with its JSON payload parsed once for every later ``json()``; `nil` when the payload is not
+    /// JSON.
+    package func parsingJSON() -> (message: CastMessage, json: JSONValue)? {
+        guard let json = try? json() else { return nil }
+        var message = self
+        message.parsedJSON = json
+        return (message, json)
     }
 
     /// Whether this message is addressed to everyone.
     public var isBroadcast: Bool { destinationID == "*" }
+
+    // Equal messages are equal whether or not their payload was parsed yet.
+    public static func == (lhs: CastMessage, rhs: CastMessage) -> Bool {
+        lhs.sourceID == rhs.sourceID && lhs.destinationID == rhs.destinationID && lhs.namespace == rhs.namespace
+            && lhs.payload == rhs.payload
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(sourceID)
+        hasher.combine(destinationID)
+        hasher.combine(namespace)
+        hasher.combine(payload)
+    }
 }
 
 extension CastMessage: CustomStringConvertible {

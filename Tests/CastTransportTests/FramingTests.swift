@@ -26,6 +26,24 @@ struct FramingTests {
         #expect(try CastMessage(frame: frame) == message)
     }
 
+    @Test func aPayloadParsedOnceIsTheSameMessageAndAChangedPayloadIsParsedAgain() throws {
+        let message = CastMessage(
+            sourceID: "receiver-0",
+            destinationID: "*",
+            namespace: CastNamespace.receiver,
+            payload: .string(#"{"requestId":7,"type":"RECEIVER_STATUS"}"#)
+        )
+        var parsed = try #require(message.parsingJSON())
+        #expect(parsed.json["requestId"]?.intValue == 7)
+        #expect(parsed.message == message)
+        #expect(parsed.message.hashValue == message.hashValue)
+        #expect(try parsed.message.json() == message.json())
+        parsed.message.payload = .string(#"{"requestId":8}"#)
+        #expect(try parsed.message.json()["requestId"]?.intValue == 8, "the old parse is not kept")
+        let text = CastMessage(sourceID: "a", destinationID: "b", namespace: "urn:x-cast:t", payload: .string("hi"))
+        #expect(text.parsingJSON() == nil)
+    }
+
     @Test func binaryPayloadRoundTrips() throws {
         let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let message = CastMessage(

@@ -50,10 +50,13 @@ final class CastMessageRouter: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let message = unwrapInboundIn(data)
-        if case .string = message.payload, let requestID = (try? message.json())?["requestId"]?.intValue,
-            requestID != 0, let entry = outstanding.removeValue(forKey: requestID)
-        {
+        var message = unwrapInboundIn(data)
+        var requestID: Int?
+        if case .string = message.payload, let parsed = message.parsingJSON() {
+            message = parsed.message
+            requestID = parsed.json["requestId"]?.intValue
+        }
+        if let requestID, requestID != 0, let entry = outstanding.removeValue(forKey: requestID) {
             entry.timer.cancel()
             entry.promise.succeed(message)
         } else if let accepted = acceptedDestinations, message.destinationID != CastEndpoint.broadcast,
