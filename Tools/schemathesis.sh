@@ -161,7 +161,7 @@ else
 fi
 answer=$(curl -s --max-time 15 -w ' %{http_code}' -X POST -H 'Content-Type: application/json' \
     -d '{"file":"clip.mp4"}' "$base/v1/devices/${encoded[0]}/media")
-if [[ "$answer" == *" 200" && "$answer" == *'"playerState" : "PLAYING"'* ]]; then
+if [[ "$answer" == *" 200" && "$answer" == *'"playerState":"PLAYING"'* ]]; then
     pass "POST /v1/devices/${encoded[0]}/media {\"file\":\"clip.mp4\"} plays the clip from the media folder"
 else
     fail "POST /v1/devices/${encoded[0]}/media {\"file\":\"clip.mp4\"} plays the clip: $(tr -s ' \n' ' ' <<< "$answer")"

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import OpenAPIHummingbird
+import OpenAPIRuntime
 import ServiceLifecycle
 import UnixSignals
 
@@ -152,7 +153,12 @@ public struct CastServiceServer: Sendable {
                 metrics: hub.metrics
             )
         )
-        try ServiceAPI(hub: hub).registerHandlers(on: router, middlewares: [ProblemMiddleware(metrics: hub.metrics)])
+        // Compact JSON (the generator's default pretty-prints): smaller answers, less encoding per command.
+        try ServiceAPI(hub: hub).registerHandlers(
+            on: router,
+            configuration: OpenAPIRuntime.Configuration(jsonEncodingOptions: [.sortedKeys]),
+            middlewares: [ProblemMiddleware(metrics: hub.metrics)]
+        )
         router.get("/metrics") { [hub] _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"

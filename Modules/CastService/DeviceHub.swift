@@ -30,7 +30,8 @@ public final class DeviceHub: Sendable {
         /// Folders whose media files (and files below them) may be cast; symbolic links leading out are refused.
         /// Defaults to none: no local file is cast.
         public var mediaFolders: [String] = []
-        /// How many events a subscriber may fall behind before it is dropped (it reconnects with its last id).
+        /// How many events beyond ``eventWindow`` a subscriber may fall behind before it is dropped (it
+        /// reconnects with its last id); a subscriber starts with up to a whole window to replay.
         public var subscriberBuffer = 256
 
         /// The defaults.

@@ -1,6 +1,7 @@
 import CastDiscovery
 import CastSession
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// One change the service saw, numbered: the unit of `GET /v1/events` and of MQTT state updates.
 public struct ServiceEvent: Sendable {
@@ -96,8 +97,9 @@ public struct SessionChange: Sendable {
 
 /// The numbered events of the last `window` changes, and their subscribers.
 ///
-/// A subscriber that falls `subscriberBuffer` events behind is ended instead of buffered without bound; it
-/// reconnects with its last id and catches up from the window.
+/// A subscriber is ended instead of buffered without bound once it falls `subscriberBuffer + window` events behind
+/// (a new subscriber may start with the whole window to replay); it reconnects with its last id and catches up
+/// from the window.
 final class EventLog: Sendable {
     private struct Subscriber {
         var continuation: AsyncStream<ServiceEvent>.Continuation
@@ -105,7 +107,7 @@ final class EventLog: Sendable {
 
     private struct State {
         var nextID = 1
-        var recent: [ServiceEvent] = []
+        var recent = CircularBuffer<ServiceEvent>()
         var subscribers: [Int: Subscriber] = [:]
         var nextSubscriber = 0
         var isFinished = false
@@ -132,7 +134,7 @@ final class EventLog: Sendable {
             let event = ServiceEvent(id: state.nextID, change: change)
             state.nextID += 1
             state.recent.append(event)
-            if state.recent.count > window { state.recent.removeFirst(state.recent.count - window) }
+            if state.recent.count > window { state.recent.removeFirst() }
             var behind: [Subscriber] = []
             for (key, subscriber) in state.subscribers {
                 if case .dropped = subscriber.continuation.yield(event) {

@@ -50,7 +50,9 @@ struct AccessMiddleware: RouterMiddleware {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodySize {
             return refuse(Self.tooLarge(maximumBodySize))
         }
-        if request.method == .post || request.method == .put || request.method == .patch {
+        if request.method == .post || request.method == .put || request.method == .patch,
+            request.headers[.contentLength] != "0"
+        {
             do {
                 _ = try await request.collectBody(upTo: maximumBodySize)
             } catch is NIOTooManyBytesError {
