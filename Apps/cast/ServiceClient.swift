@@ -44,7 +44,8 @@ struct ServiceClient: Sendable {
         return reply
     }
 
-    private func exchange(_ method: HTTPMethod, _ path: String, body: JSONValue?) async throws -> Reply {
+    /// Sends `method path` with `body` as JSON and returns what castd answered, problems included.
+    func exchange(_ method: HTTPMethod, _ path: String, body: JSONValue? = nil) async throws -> Reply {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let promise = loop.makePromise(of: Reply.self)
         let channel: any Channel

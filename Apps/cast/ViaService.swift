@@ -1,4 +1,5 @@
 import CastControllers
+import CastMedia
 import CastTransport
 import Foundation
 import NIOHTTP1
@@ -25,6 +26,21 @@ enum ViaService {
         case leave
         /// Loads the sources (URLs or local files), or with `append` adds them to the queue.
         case load([JSONValue], append: Bool, repeatMode: String?, startTime: Double?)
+        case queueList
+        /// Adds the sources at the end, or with `next` after the current item.
+        case queueAdd([JSONValue], next: Bool)
+        case queueRemove([Int])
+        case queueMove(Int, before: Int?)
+        case queueJump(Int)
+        /// The API's repeat mode (`REPEAT_OFF`, …).
+        case queueRepeat(String)
+        case tracksList
+        /// Makes `ids` the active tracks (keeping the active ones when `nil`), styled by `style` (the API's
+        /// `TextStyle`) when given.
+        case tracks(ids: [Int]?, style: JSONValue?)
+        case send(namespace: String, message: String, waitForReply: Bool)
+        case launch(String, relaunch: Bool)
+        case stopApp
     }
 
     /// Whether commands go through castd: `--via URL`, else `CAST_VIA`; `--via direct` turns it off.
@@ -50,22 +66,27 @@ enum ViaService {
     }
 
     private static func perform(_ request: Request, _ client: ServiceClient, _ runtime: CLIRuntime) async throws {
-        let devices = try await client.send(.GET, "/v1/devices").body["devices"]?.arrayValue ?? []
         if case .devices = request {
+            let devices = try await client.send(.GET, "/v1/devices").body["devices"]?.arrayValue ?? []
             runtime.emit(json: ["devices": .array(devices)], text: devices.map(deviceLine).joined(separator: "\n"))
             return
         }
-        let device = try pick(from: devices, runtime.global)
-        let path = "/v1/devices/" + escaped(device["id"]?.stringValue ?? "")
+        let (path, known) = try await device(runtime.global, client)
+        /// The device's state: the one read to find the device, else read now.
+        func state() async throws -> JSONValue {
+            if let known { return known }
+            return try await client.send(.GET, path).body
+        }
         let reply: ServiceClient.Reply
         switch request {
         case .status, .devices:
-            reply = try await client.send(.GET, path)
+            let state = try await state()
+            runtime.emit(json: state, text: stateText(state))
+            return
         case .media(let command):
             reply = try await client.send(.POST, path + "/media/" + command)
         case .toggle:
-            let state = try await client.send(.GET, path).body
-            let playing = state["status"]?["media"]?["playerState"]?.stringValue == "PLAYING"
+            let playing = try await state()["status"]?["media"]?["playerState"]?.stringValue == "PLAYING"
             reply = try await client.send(.POST, path + "/media/" + (playing ? "pause" : "play"))
         case .seek(let seconds, let relative):
             reply = try await client.send(.POST, path + "/media/seek?position=\(seconds)&relative=\(relative)")
@@ -74,9 +95,10 @@ enum ViaService {
         case .volume(.level(let level)):
             reply = try await client.send(.PUT, path + "/volume", body: ["level": .number(level)])
         case .volume(.steps(let steps)):
-            // castd sets levels; a step is the receiver's usual 5 %.
-            let level = try await client.send(.GET, path).body["status"]?["volume"]?.doubleValue ?? 0.5
-            let target = min(1, max(0, ((level + Double(steps) * 0.05) * 1000).rounded() / 1000))
+            // castd sets levels; a step is the profile's volume step, else the receiver's usual 5 %.
+            let level = try await state()["status"]?["volume"]?.doubleValue ?? 0.5
+            let step = runtime.options.volumeStep ?? 0.05
+            let target = min(1, max(0, ((level + Double(steps) * step) * 1000).rounded() / 1000))
             reply = try await client.send(.PUT, path + "/volume", body: ["level": .number(target)])
         case .muted(let muted):
             reply = try await client.send(.PUT, path + "/volume", body: ["muted": .bool(muted)])
@@ -84,8 +106,75 @@ enum ViaService {
             reply = try await client.send(.DELETE, path + "/session")
         case .load(let items, let append, let repeatMode, let startTime):
             reply = try await load(items, append: append, repeatMode: repeatMode, startTime: startTime, path, client)
+        case .queueList:
+            let queue = try await client.send(.GET, path + "/queue").body
+            runtime.emit(json: queue, text: queueText(queue))
+            return
+        case .queueAdd(let items, let next):
+            var insert: JSONValue = ["items": .array(items)]
+            if next, let before = try await itemAfterCurrent(path, client) {
+                insert["insertBefore"] = .number(Double(before))
+            }
+            reply = try await client.send(.POST, path + "/queue/items", body: insert)
+        case .queueRemove(let ids):
+            var last: ServiceClient.Reply?
+            for id in ids { last = try await client.send(.DELETE, path + "/queue/items/\(id)") }
+            guard let last else { throw CLIError(.usage, "name the items to remove") }
+            reply = last
+        case .queueMove(let id, let before):
+            let move: JSONValue = before.map { ["before": .number(Double($0))] } ?? [:]
+            reply = try await client.send(.POST, path + "/queue/items/\(id)/move", body: move)
+        case .queueJump(let id):
+            reply = try await client.send(.POST, path + "/queue/items/\(id)/play")
+        case .queueRepeat(let mode):
+            reply = try await client.send(.PUT, path + "/queue/repeat", body: ["mode": .string(mode)])
+        case .tracksList:
+            let media = try await state()["status"]?["media"]
+            let tracks = media?["tracks"]?.arrayValue ?? []
+            let active = media?["activeTrackIds"]?.arrayValue ?? []
+            runtime.emit(
+                json: ["activeTrackIds": .array(active), "tracks": .array(tracks)],
+                text: tracksText(tracks, active: active.compactMap(\.intValue))
+            )
+            return
+        case .tracks(let ids, let style):
+            var active = ids.map { $0.map { JSONValue.number(Double($0)) } }
+            if active == nil { active = try await state()["status"]?["media"]?["activeTrackIds"]?.arrayValue ?? [] }
+            var change: JSONValue = ["activeTrackIds": .array(active ?? [])]
+            if let style { change["textStyle"] = style }
+            reply = try await client.send(.PUT, path + "/tracks", body: change)
+        case .send(let namespace, let message, let waitForReply):
+            let answer = try await client.send(
+                .POST,
+                path + "/channels/" + escaped(namespace),
+                body: ["message": .string(message), "waitForReply": .bool(waitForReply)]
+            ).body
+            if waitForReply, let text = answer["reply"]?.stringValue {
+                runtime.emit(json: ["reply": .string(text)], text: text)
+            } else {
+                runtime.emit(json: ["sent": true], text: "sent")
+            }
+            return
+        case .launch(let appID, let relaunch):
+            reply = try await client.send(
+                .POST,
+                path + "/app",
+                body: ["appId": .string(appID), "relaunch": .bool(relaunch)]
+            )
+        case .stopApp:
+            reply = try await client.send(.DELETE, path + "/app")
         }
         runtime.emit(json: reply.body, text: stateText(reply.body))
+    }
+
+    /// The id of the queue item after the current one, if there is one.
+    private static func itemAfterCurrent(_ path: String, _ client: ServiceClient) async throws -> Int? {
+        let queue = try await client.send(.GET, path + "/queue").body
+        let ids = queue["items"]?.arrayValue?.compactMap { $0["itemId"]?.intValue } ?? []
+        guard let current = queue["currentItemId"]?.intValue, let index = ids.firstIndex(of: current),
+            index + 1 < ids.count
+        else { return nil }
+        return ids[index + 1]
     }
 
     private static func load(
@@ -119,6 +208,36 @@ enum ViaService {
         if let title { item["title"] = .string(title) }
         if let contentType { item["contentType"] = .string(contentType) }
         return item
+    }
+
+    /// The API path of the device the user means and, when finding it read it, its state.
+    ///
+    /// A device named by id is asked for directly (castd answers in one request, however many devices it has);
+    /// a name, an address or no choice at all needs castd's list.
+    private static func device(
+        _ global: GlobalOptions,
+        _ client: ServiceClient
+    ) async throws -> (path: String, state: JSONValue?) {
+        if let wanted = global.device {
+            let path = "/v1/devices/" + escaped(wanted)
+            let reply = try await client.exchange(.GET, path)
+            if reply.status == 200, reply.body["device"]?["id"]?.stringValue == wanted { return (path, reply.body) }
+            guard reply.status == 404 else { throw ServiceClient.failure(reply) }
+        }
+        let devices = try await client.send(.GET, "/v1/devices").body["devices"]?.arrayValue ?? []
+        let device = try pick(from: devices, global)
+        return ("/v1/devices/" + escaped(device["id"]?.stringValue ?? ""), nil)
+    }
+
+    /// A text style as the API's `TextStyle` (colors as #RRGGBBAA).
+    static func textStyle(_ style: TextTrackStyle) -> JSONValue {
+        var json: JSONValue = [:]
+        if let scale = style.fontScale { json["fontScale"] = .number(scale) }
+        if let color = style.foregroundColor { json["foregroundColor"] = .string(color) }
+        if let color = style.backgroundColor { json["backgroundColor"] = .string(color) }
+        if let edge = style.edgeType { json["edgeType"] = .string(edge) }
+        if let family = style.fontFamily { json["fontFamily"] = .string(family) }
+        return json
     }
 
     /// The device the user means among castd's.
@@ -166,6 +285,30 @@ enum ViaService {
         let address = "\(device["host"]?.stringValue ?? "?"):\(device["port"]?.intValue ?? 0)"
         let app = device["status"]?["app"]?["name"]?.stringValue.map { " — \($0)" } ?? ""
         return "\(name)\(model)  \(address)  \(device["id"]?.stringValue ?? "")\(app)"
+    }
+
+    /// castd's queue as the lines of a direct `cast queue list`.
+    private static func queueText(_ queue: JSONValue) -> String {
+        let items = queue["items"]?.arrayValue ?? []
+        guard !items.isEmpty else { return "the queue is empty" }
+        let current = queue["currentItemId"]?.intValue
+        return items.map { item in
+            let id = item["itemId"]?.intValue ?? 0
+            let title = item["title"]?.stringValue ?? item["contentId"]?.stringValue ?? ""
+            return "\(id == current ? "▶" : " ") \(id)  \(title)"
+        }.joined(separator: "\n")
+    }
+
+    /// castd's tracks as the lines of a direct `cast tracks list`.
+    private static func tracksText(_ tracks: [JSONValue], active: [Int]) -> String {
+        guard !tracks.isEmpty else { return "no tracks" }
+        return tracks.map { track in
+            let id = track["id"]?.intValue ?? 0
+            let kind = (track["type"]?.stringValue ?? "").lowercased()
+            let name = track["name"]?.stringValue ?? ""
+            let language = track["language"]?.stringValue ?? ""
+            return "\(active.contains(id) ? "●" : "○") \(id)  \(kind)  \(name)  \(language)"
+        }.joined(separator: "\n")
     }
 
     /// A device state as the status lines of a direct `cast status`, from castd's JSON.

@@ -556,14 +556,55 @@ def through_castd():
     check("commands through castd open no new connection to the device", connects(wire_log) == before,
           f"{before} CONNECTs before, {connects(wire_log)} after")
 
+    code, out, text = cast("play", URL_A, URL_B, *via, *second, "--json")
+    check("play of two URLs --via loads them as a queue", code == 0, text)
+    code, out, text = cast("queue", "list", *via, *second, "--json")
+    ids = [item.get("itemId") for item in (out or {}).get("items") or []]
+    check("queue list --via lists castd's queue", code == 0 and len(ids) == 2, text)
+    gamma = "https://media.example.com/gamma.mp4"
+    code, _, text = cast("queue", "add", gamma, "--next", *via, *second)
+    _, out, _ = cast("queue", "list", *via, *second, "--json")
+    items = (out or {}).get("items") or []
+    check("queue add --next --via inserts after the current item",
+          code == 0 and [item.get("contentId") for item in items] == [URL_A, gamma, URL_B], f"{text} {items}")
+    code, out, text = cast("queue", "jump", str(ids[1]), *via, *second, "--json")
+    media = ((out or {}).get("status") or {}).get("media") or {}
+    check("queue jump --via plays that item", code == 0 and media.get("currentItemId") == ids[1], text)
+    code, out, text = cast("queue", "repeat", "all", *via, *second, "--json")
+    media = ((out or {}).get("status") or {}).get("media") or {}
+    check("queue repeat --via sets the repeat mode", code == 0 and media.get("repeatMode") == "REPEAT_ALL", text)
+    code, _, text = cast("queue", "remove", str(ids[0]), *via, *second)
+    _, out, _ = cast("queue", "list", *via, *second, "--json")
+    left = [item.get("itemId") for item in (out or {}).get("items") or []]
+    check("queue remove --via removes the item", code == 0 and ids[0] not in left and len(left) == 2, f"{text} {left}")
+    code, out, text = cast("tracks", "list", *via, *second, "--json")
+    check("tracks list --via answers the media's tracks", code == 0 and "tracks" in (out or {}), text)
+    code, out, text = cast("tracks", "disable", *via, *second, "--json")
+    media = ((out or {}).get("status") or {}).get("media") or {}
+    check("tracks disable --via leaves no active track", code == 0 and not media.get("activeTrackIds"), text)
+    _, out, _ = cast("devices", *via, "--json")
+    second_id = next((d.get("id") for d in (out or {}).get("devices") or [] if d.get("name") == second[1]), "")
+    code, out, text = cast("status", *via, "--device", second_id, "--json")
+    check("--device ID through castd reads that device",
+          code == 0 and ((out or {}).get("device") or {}).get("id") == second_id, text)
+
     code, _, text = cast("pause", *via, "--device", "Emulated Chromecast 1")
     check("an idle device through castd exits 5 (nothing to control)", code == 5, text)
+    first = ("--device", "Emulated Chromecast 1")
+    code, out, text = cast("launch", "E0C40001", *via, *first, "--json")
+    app = ((out or {}).get("status") or {}).get("app") or {}
+    check("launch --via starts the app through castd", code == 0 and app.get("id") == "E0C40001", text)
+    code, out, text = cast("send", "--namespace", "urn:x-cast:com.example.echo", '{"hello":1}', "--wait-reply",
+                           *via, *first, "--json")
+    check("send --wait-reply --via gets the app's echo", code == 0 and (out or {}).get("reply") == '{"hello":1}', text)
+    code, out, text = cast("app", "stop", *via, *first, "--json")
+    check("app stop --via ends the app", code == 0 and not ((out or {}).get("status") or {}).get("app"), text)
     code, _, text = cast("pause", *via, "--device", "No Such Device")
     check("an unknown device through castd exits 3 naming castd's devices",
           code == 3 and "Emulated Chromecast 1" in text, text)
     code, _, text = cast("pause", "--via", "http://127.0.0.1:1", *second)
     check("castd not running exits 3 saying so", code == 3 and "castd is not answering" in text, text)
-    code, _, text = cast("queue", "list", *via, *second)
+    code, _, text = cast("launch", "E0C40001", "--android-tv", *via, *second)
     check("a command castd cannot do refuses an explicit --via (exit 2)", code == 2 and "--via" in text, text)
     code, _, text = cast("pause", "--via", "ftp://example", *second)
     check("--via takes an http URL (exit 2)", code == 2, text)

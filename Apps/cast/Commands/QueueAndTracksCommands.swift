@@ -19,6 +19,7 @@ struct QueueCommand: AsyncParsableCommand {
         )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
+            if try await ViaService.handle(global, .queueList) { return }
             try await CLIRuntime.withControlledSession(global) { runtime, session in
                 let client = try runtime.mediaClient(session)
                 try await client.requestStatus().response()
@@ -61,6 +62,8 @@ struct QueueCommand: AsyncParsableCommand {
         func run() async throws {
             let urls = self.urls
             let next = self.next
+            let items = urls.map { ViaService.item($0, title: nil, contentType: nil) }
+            if try await ViaService.handle(global, .queueAdd(items, next: next)) { return }
             try await MediaControl.run(global) { _, client in
                 let items = urls.map { QueueItem(media: MediaTypes.media(for: $0)) }
                 var before: Int?
@@ -86,6 +89,7 @@ struct QueueCommand: AsyncParsableCommand {
         @Argument(help: "Item ids.") var ids: [Int]
         func run() async throws {
             let ids = self.ids
+            if try await ViaService.handle(global, .queueRemove(ids)) { return }
             try await MediaControl.run(global) { _, client in try await client.queueRemove(ids).response() }
         }
     }
@@ -100,6 +104,7 @@ struct QueueCommand: AsyncParsableCommand {
         @Option(help: "The item to move it before; omit for the end.") var before: Int?
         func run() async throws {
             let (id, before) = (self.id, self.before)
+            if try await ViaService.handle(global, .queueMove(id, before: before)) { return }
             try await MediaControl.run(global) { _, client in
                 try await client.queueMove(itemID: id, before: before).response()
             }
@@ -115,6 +120,7 @@ struct QueueCommand: AsyncParsableCommand {
         @Argument(help: "Item id.") var id: Int
         func run() async throws {
             let id = self.id
+            if try await ViaService.handle(global, .queueJump(id)) { return }
             try await MediaControl.run(global) { _, client in try await client.queueJump(toItemID: id).response() }
         }
     }
@@ -128,6 +134,7 @@ struct QueueCommand: AsyncParsableCommand {
         @Argument(help: "off, all, single or shuffle.") var mode: PlayCommand.Repeat
         func run() async throws {
             let mode: RepeatMode = [.off: .off, .all: .all, .single: .single, .shuffle: .allAndShuffle][self.mode]!
+            if try await ViaService.handle(global, .queueRepeat(mode.rawValue)) { return }
             try await MediaControl.run(global) { _, client in try await client.queueSetRepeatMode(mode).response() }
         }
     }
@@ -148,6 +155,7 @@ struct TracksCommand: AsyncParsableCommand {
         )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
+            if try await ViaService.handle(global, .tracksList) { return }
             try await CLIRuntime.withControlledSession(global) { runtime, session in
                 let client = try runtime.mediaClient(session)
                 try await client.requestStatus().response()
@@ -177,6 +185,7 @@ struct TracksCommand: AsyncParsableCommand {
         @Argument(help: "Track ids.") var ids: [Int]
         func run() async throws {
             let ids = self.ids
+            if try await ViaService.handle(global, .tracks(ids: ids, style: nil)) { return }
             try await MediaControl.run(global) { _, client in try await client.setActiveTrackIDs(ids).response() }
         }
     }
@@ -188,6 +197,7 @@ struct TracksCommand: AsyncParsableCommand {
         )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
+            if try await ViaService.handle(global, .tracks(ids: [], style: nil)) { return }
             try await MediaControl.run(global) { _, client in try await client.setActiveTrackIDs([]).response() }
         }
     }
@@ -224,6 +234,7 @@ struct TracksCommand: AsyncParsableCommand {
             style.edgeType = edgeType
             style.fontFamily = fontFamily
             let chosen = style
+            if try await ViaService.handle(global, .tracks(ids: nil, style: ViaService.textStyle(chosen))) { return }
             try await MediaControl.run(global) { _, client in try await client.setTextTrackStyle(chosen).response() }
         }
     }

@@ -92,6 +92,10 @@ struct LaunchCommand: AsyncParsableCommand {
     @Option(help: "Type of --credentials: android, ios, web, cloud.") var credentialsType: String?
 
     func run() async throws {
+        // Cast Connect's options are not in castd's API: those launches go to the device directly.
+        if !androidTV, credentials == nil, try await ViaService.handle(global, .launch(appID, relaunch: relaunch)) {
+            return
+        }
         let runtime = try CLIRuntime(global) { options in
             options.receiverApplicationID = appID
             options.launchOptions.androidReceiverCompatible = androidTV
@@ -127,6 +131,7 @@ struct AppCommand: AsyncParsableCommand {
         )
         @OptionGroup var global: GlobalOptions
         func run() async throws {
+            if try await ViaService.handle(global, .stopApp) { return }
             let runtime = try CLIRuntime(global)
             do {
                 let context = runtime.makeContext()
@@ -195,6 +200,9 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         let text = try message ?? FileText.read(file!)
         let (namespace, waitReply) = (self.namespace, self.waitReply)
+        if try await ViaService.handle(global, .send(namespace: namespace, message: text, waitForReply: waitReply)) {
+            return
+        }
         try await CLIRuntime.withControlledSession(global) { runtime, session in
             let channel = try runtime.attachChannel(namespace, to: session)
             if waitReply {
