@@ -1,7 +1,12 @@
+import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // The HTTP clients of the castd benchmark (CastdBenchmark.swift), on NIO's HTTP/1.1 codec and nothing more: what a
 // client adds to castd's own time should be as little as a client can add, so the figures are castd's.
@@ -206,5 +211,94 @@ struct StalledEventStreamClient: Sendable {
 
     func close() async {
         try? await channel.close()
+    }
+}
+
+/// The least a client can add: a blocking keep-alive socket on a thread of its own (as curl or a script's HTTP
+/// library is), no event loop and no task between the bytes and the clock.
+enum BlockingHTTPClient {
+    /// `rounds` bodiless requests on one keep-alive connection, the `round`th being `request(round)`, sent from
+    /// a thread of their own; each one's time in milliseconds and how many were not answered 200.
+    static func roundTrips(
+        port: Int,
+        rounds: Int,
+        _ request: @escaping @Sendable (Int) -> (method: String, path: String)
+    ) async throws -> (samples: [Double], failures: Int) {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try run(port: port, rounds: rounds, request) })
+            }
+            thread.start()
+        }
+    }
+
+    private static func run(
+        port: Int,
+        rounds: Int,
+        _ request: (Int) -> (method: String, path: String)
+    ) throws -> (samples: [Double], failures: Int) {
+        let socket = try connect(port: port)
+        defer { close(socket) }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var samples: [Double] = []
+        var failures = 0
+        for round in -1..<rounds {  // round -1 warms up outside the figures
+            let (method, path) = request(max(round, 1))
+            let bytes = Array("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n".utf8)
+            let start = ContinuousClock.now
+            guard write(socket, bytes, bytes.count) == bytes.count else { throw BenchmarkFailure("write failed") }
+            let status = try readResponse(socket, method: method, into: &buffer)
+            if round >= 0 {
+                samples.append(seconds(ContinuousClock.now - start) * 1000)
+                if status != 200 { failures += 1 }
+            }
+        }
+        return (samples, failures)
+    }
+
+    private static func connect(port: Int) throws -> Int32 {
+        #if canImport(Glibc)
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var noDelay: Int32 = 1
+        setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard socket >= 0, connected == 0 else { throw BenchmarkFailure("cannot connect to 127.0.0.1:\(port)") }
+        return socket
+    }
+
+    /// Reads one response (its head, then `Content-Length` bytes of body) and answers its status code.
+    private static func readResponse(_ socket: Int32, method: String, into buffer: inout [UInt8]) throws -> Int {
+        var received: [UInt8] = []
+        let separator = Array("\r\n\r\n".utf8)
+        while true {
+            let count = read(socket, &buffer, buffer.count)
+            guard count > 0 else { throw BenchmarkFailure("castd closed the connection") }
+            received += buffer[0..<count]
+            guard let end = received.firstRange(of: separator)?.upperBound else { continue }
+            let head = String(decoding: received[..<end], as: UTF8.self).lowercased()
+            let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+            let length =
+                method == "HEAD"
+                ? 0
+                : head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
+            while received.count - end < length {
+                let count = read(socket, &buffer, buffer.count)
+                guard count > 0 else { throw BenchmarkFailure("castd closed the connection") }
+                received += buffer[0..<count]
+            }
+            return status
+        }
     }
 }

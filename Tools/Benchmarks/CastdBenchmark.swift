@@ -22,7 +22,7 @@ import Glibc
 ///    - 100 event-stream clients and one that never reads: how long after the hub each client has each event,
 ///      and whether the stalled one holds the others back (it must not) and is dropped (it must be);
 ///    - the `cast` CLI: `cast pause --host` (TLS, join, status) beside `cast pause --via` (one request to castd).
-func castdBenchmark(devices count: Int) async throws {
+func castdBenchmark(devices count: Int, runs: (String) -> Bool) async throws {
     guard count >= 3 else { throw BenchmarkFailure("--castd needs at least 3 devices (--devices)") }
     var table = FigureTable()
     let receiver = try await ReceiverProcess.start(devices: count)
@@ -39,10 +39,16 @@ func castdBenchmark(devices count: Int) async throws {
     let server = try await ServedHub(hub)
     let ids = receiver.ports.map { CastDevice.staticDevice(host: "127.0.0.1", port: $0).id }
 
-    try await measureDevices(hub, server, ids: ids, before: before, receiver: receiver, into: &table)
-    try await measureCommandRoundTrip(hub, server, id: ids[0], port: receiver.ports[0], into: &table)
-    try await measureEventStreams(hub, server, ids: ids, into: &table)
-    try await measureCLI(server, id: ids[0], port: receiver.ports[0], stateDirectory: stateDirectory, into: &table)
+    if runs("devices") {
+        try await measureDevices(hub, server, ids: ids, before: before, receiver: receiver, into: &table)
+    }
+    if runs("commands") {
+        try await measureCommandRoundTrip(hub, server, id: ids[0], port: receiver.ports[0], into: &table)
+    }
+    if runs("events") { try await measureEventStreams(hub, server, ids: ids, into: &table) }
+    if runs("cli") {
+        try await measureCLI(server, id: ids[0], port: receiver.ports[0], stateDirectory: stateDirectory, into: &table)
+    }
 
     server.stop()
     await hub.stop()
@@ -155,6 +161,10 @@ private func measureCommandRoundTrip(
         (.POST, devicePath + "/media/" + ($0.isMultiple(of: 2) ? "pause" : "play"))
     }
     let httpCPU = cpuPerRound()
+    let blocking = try await BlockingHTTPClient.roundTrips(port: server.port, rounds: rounds) {
+        ("POST", devicePath + "/media/" + ($0.isMultiple(of: 2) ? "pause" : "play"))
+    }
+    let blockingCPU = cpuPerRound()
     let hummingbird = try await httpRoundTrips(port: server.port, rounds: rounds) { _ in (.HEAD, "/remote.css") }
     let hummingbirdCPU = cpuPerRound()
     let state = try await httpRoundTrips(port: server.port, rounds: rounds) { _ in (.GET, devicePath) }
@@ -172,9 +182,16 @@ private func measureCommandRoundTrip(
         figures(http.samples) + ", \(httpCPU), \(http.failures) not 200"
     )
     table.add(
-        "HTTP ÷ library (target ≤ 1.5×)",
-        "p50 \(format(percentile(http.samples, 0.5) / percentile(library, 0.5), "%.2f"))×, "
-            + "p99 \(format(percentile(http.samples, 0.99) / percentile(library, 0.99), "%.2f"))×"
+        "pause/play, HTTP as above from a blocking client thread, \(rounds)×",
+        figures(blocking.samples) + ", \(blockingCPU), \(blocking.failures) not 200"
+    )
+    func ratios(_ samples: [Double]) -> String {
+        "p50 \(format(percentile(samples, 0.5) / percentile(library, 0.5), "%.2f"))×, "
+            + "p99 \(format(percentile(samples, 0.99) / percentile(library, 0.99), "%.2f"))×"
+    }
+    table.add(
+        "HTTP ÷ library (target ≤ 1.5×): NIO client, blocking client",
+        ratios(http.samples) + "; " + ratios(blocking.samples)
     )
     table.add(
         "  no device: HEAD /remote.css (Hummingbird only), \(rounds)×",

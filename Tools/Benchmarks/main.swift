@@ -1,9 +1,9 @@
 // cast-benchmarks: prints the figures the README reports. Not a test: nothing here asserts a time.
 //
 //   swift run -c release cast-benchmarks [--devices 1000] [--only codec|round-trip|session-start|scale|attack|transcode]
-//   swift run -c release cast-benchmarks --castd [--devices 1000]   (castd's figures only; needs the cast and
-//       cast-receiver products of the same configuration built: swift build -c release --product cast, and
-//       --product cast-receiver)
+//   swift run -c release cast-benchmarks --castd [--devices 1000] [--only devices|commands|events|cli]
+//       (castd's figures only; needs the cast and cast-receiver products of the same configuration built:
+//       swift build -c release --product cast, and --product cast-receiver)
 //
 // 1. Frame codec throughput (encode + decode of a typical MEDIA_STATUS frame).
 // 2. Request round trip over TLS on loopback (GET_STATUS to an emulated device), p50/p99.
@@ -308,7 +308,13 @@ let only = CommandLine.arguments.firstIndex(of: "--only").flatMap {
 }
 func runs(_ name: String) -> Bool { only == nil || only == name }
 if CommandLine.arguments.contains("--castd") {
-    try await castdBenchmark(devices: deviceCount)
+    if CommandLine.arguments.contains("--nio-executor") {
+        print(
+            "global executor on NIO:",
+            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        )
+    }
+    try await castdBenchmark(devices: deviceCount, runs: runs)
     exit(0)
 }
 if runs("codec") { try codecBenchmark() }
