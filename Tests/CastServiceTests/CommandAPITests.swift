@@ -250,18 +250,62 @@ struct CommandAPITests {
         }
     }
 
-    /// A separate sender (its own context and state directory) that plays media with a French subtitle track.
-    private func otherSender(playing emulator: CastReceiverEmulator) async throws -> CastContext {
+    @Test func anAdBreakIsInTheStateAndSkipAdWaitsUntilTheClipAllowsIt() async throws {
+        try await withHub { hub, emulator in
+            try await withServer(hub) { port in
+                var media = MediaInformation(contentID: "http://media.example/with-ads.mp4", contentType: "video/mp4")
+                media.duration = 600
+                media.adBreakClips = [AdBreakClipInfo(id: "clip-1", duration: 30, whenSkippable: 20)]
+                media.adBreaks = [AdBreakInfo(id: "pre-roll", breakClipIDs: ["clip-1"], position: 0)]
+                let other = try await otherSender(playing: emulator, media: media)
+                defer { Task { await other.sessionManager.endSession(stopCasting: false) } }
+                let id = hub.devices[0].device.id
+
+                let joined = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/session")
+                #expect(joined.status == 200, "\(joined.body)")
+                let adBreak = joined.json?["status"]?["media"]?["adBreak"]
+                #expect(adBreak?["breakId"]?.stringValue == "pre-roll")
+                #expect(adBreak?["clipId"]?.stringValue == "clip-1")
+                #expect(adBreak?["skippable"]?.boolValue == false)
+                #expect((adBreak?["skippableIn"]?.doubleValue ?? 0) > 10, "\(joined.body)")
+
+                let early = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/skipAd")
+                #expect(early.status == 409, "\(early.body)")
+
+                // Without a break the state says so.
+                var events = hub.events().makeAsyncIterator()
+                let plainMedia = MediaInformation(contentID: "http://media.example/plain.mp4", contentType: "video/mp4")
+                _ = try await other.sessionManager.currentSession?.remoteMediaClient?.loadMedia(plainMedia).response()
+                while let event = await events.next() {
+                    if case .status(let activity) = event.change,
+                        activity.mediaStatus?.media?.contentID == plainMedia.contentID
+                    {
+                        break
+                    }
+                }
+                let plain = try await TestHTTP.send(port: port, "GET", "/v1/devices/\(id)")
+                #expect(plain.json?["status"]?["media"]?["contentId"]?.stringValue == "http://media.example/plain.mp4")
+                #expect(plain.json?["status"]?["media"]?["adBreak"] == nil, "\(plain.body)")
+            }
+        }
+    }
+
+    /// A separate sender (its own context and state directory) that plays `media`, by default media with a French
+    /// subtitle track.
+    private func otherSender(
+        playing emulator: CastReceiverEmulator,
+        media: MediaInformation? = nil
+    ) async throws -> CastContext {
         var options = CastOptions()
         options.stateDirectory = nil
         options.heartbeat.pingInterval = nil
         let context = CastContext(options: options)
         let device = CastDevice.staticDevice(host: "127.0.0.1", port: emulator.devices[0].port)
         let session = try await context.sessionManager.startSession(with: device)
-        var media = MediaInformation(contentID: "http://media.example/other.mp4", contentType: "video/mp4")
-        media.metadata = .generic(title: "Other")
-        media.tracks = [.subtitles(id: 1, url: "http://media.example/other.fr.vtt", language: "fr")]
-        _ = try await session.remoteMediaClient?.loadMedia(media).response()
+        var subtitled = MediaInformation(contentID: "http://media.example/other.mp4", contentType: "video/mp4")
+        subtitled.metadata = .generic(title: "Other")
+        subtitled.tracks = [.subtitles(id: 1, url: "http://media.example/other.fr.vtt", language: "fr")]
+        _ = try await session.remoteMediaClient?.loadMedia(media ?? subtitled).response()
         return context
     }
 

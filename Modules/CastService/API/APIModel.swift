@@ -66,7 +66,19 @@ enum APIModel {
             activeTrackIds: status.activeTrackIDs,
             currentItemId: status.currentItemID,
             repeatMode: status.repeatMode.flatMap { .init(rawValue: $0.rawValue) },
-            tracks: status.media?.tracks.map { $0.map(track) }
+            tracks: status.media?.tracks.map { $0.map(track) },
+            adBreak: status.adBreakStatus.map(adBreak)
+        )
+    }
+
+    static func adBreak(_ status: AdBreakStatus) -> Components.Schemas.AdBreakState {
+        Components.Schemas.AdBreakState(
+            breakId: status.breakID,
+            clipId: status.breakClipID,
+            clipPosition: finite(status.currentBreakClipTime).map(tenths),
+            breakPosition: finite(status.currentBreakTime).map(tenths),
+            skippable: status.isSkippable,
+            skippableIn: finite(status.secondsUntilSkippable).map(tenths)
         )
     }
 

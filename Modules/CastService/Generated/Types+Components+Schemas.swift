@@ -344,6 +344,8 @@ extension Components {
             internal var repeatMode: Components.Schemas.RepeatMode?
             /// - Remark: Generated from `#/components/schemas/MediaState/tracks`.
             internal var tracks: [Components.Schemas.Track]?
+            /// - Remark: Generated from `#/components/schemas/MediaState/adBreak`.
+            internal var adBreak: Components.Schemas.AdBreakState?
             /// Creates a new `MediaState`.
             ///
             /// - Parameters:
@@ -363,6 +365,7 @@ extension Components {
             ///   - currentItemId:
             ///   - repeatMode:
             ///   - tracks:
+            ///   - adBreak:
             internal init(
                 mediaSessionId: Swift.Int,
                 playerState: Components.Schemas.MediaState.PlayerStatePayload,
@@ -379,7 +382,8 @@ extension Components {
                 activeTrackIds: [Swift.Int]? = nil,
                 currentItemId: Swift.Int? = nil,
                 repeatMode: Components.Schemas.RepeatMode? = nil,
-                tracks: [Components.Schemas.Track]? = nil
+                tracks: [Components.Schemas.Track]? = nil,
+                adBreak: Components.Schemas.AdBreakState? = nil
             ) {
                 self.mediaSessionId = mediaSessionId
                 self.playerState = playerState
@@ -397,6 +401,7 @@ extension Components {
                 self.currentItemId = currentItemId
                 self.repeatMode = repeatMode
                 self.tracks = tracks
+                self.adBreak = adBreak
             }
             internal enum CodingKeys: String, CodingKey {
                 case mediaSessionId
@@ -415,6 +420,64 @@ extension Components {
                 case currentItemId
                 case repeatMode
                 case tracks
+                case adBreak
+            }
+        }
+        /// The ad break playing now (the content waits meanwhile); absent when none plays.
+        ///
+        /// - Remark: Generated from `#/components/schemas/AdBreakState`.
+        internal struct AdBreakState: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AdBreakState/breakId`.
+            internal var breakId: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/AdBreakState/clipId`.
+            internal var clipId: Swift.String?
+            /// Seconds into the clip playing.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AdBreakState/clipPosition`.
+            internal var clipPosition: Swift.Double?
+            /// Seconds into the whole break.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AdBreakState/breakPosition`.
+            internal var breakPosition: Swift.Double?
+            /// Whether `skipAd` is accepted now.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AdBreakState/skippable`.
+            internal var skippable: Swift.Bool
+            /// Seconds until the clip can be skipped (0 once it can); absent when it never can.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AdBreakState/skippableIn`.
+            internal var skippableIn: Swift.Double?
+            /// Creates a new `AdBreakState`.
+            ///
+            /// - Parameters:
+            ///   - breakId:
+            ///   - clipId:
+            ///   - clipPosition: Seconds into the clip playing.
+            ///   - breakPosition: Seconds into the whole break.
+            ///   - skippable: Whether `skipAd` is accepted now.
+            ///   - skippableIn: Seconds until the clip can be skipped (0 once it can); absent when it never can.
+            internal init(
+                breakId: Swift.String? = nil,
+                clipId: Swift.String? = nil,
+                clipPosition: Swift.Double? = nil,
+                breakPosition: Swift.Double? = nil,
+                skippable: Swift.Bool,
+                skippableIn: Swift.Double? = nil
+            ) {
+                self.breakId = breakId
+                self.clipId = clipId
+                self.clipPosition = clipPosition
+                self.breakPosition = breakPosition
+                self.skippable = skippable
+                self.skippableIn = skippableIn
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case breakId
+                case clipId
+                case clipPosition
+                case breakPosition
+                case skippable
+                case skippableIn
             }
         }
         /// - Remark: Generated from `#/components/schemas/VolumeChange`.

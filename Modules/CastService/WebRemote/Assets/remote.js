@@ -454,6 +454,7 @@ function renderPlayer(device) {
     $("media-state").dataset.state = media.playerState;
     setPlayButton($("play-button"), media);
     setSelectValue($("rate-select"), String(media.playbackRate));
+    renderAdBreak(media.adBreak);
   }
   $("volume-controls").hidden = !status;
   if (status) {
@@ -466,6 +467,15 @@ function renderPlayer(device) {
   }
   $("app-controls").hidden = !status?.app;
   setText($("app-name"), status?.app ? `App: ${status.app.name}` : "");
+}
+
+/** Skip ad is offered only while an ad plays, with the wait until the receiver takes it. */
+function renderAdBreak(adBreak) {
+  const button = $("skip-ad-button");
+  button.hidden = !adBreak;
+  if (!adBreak) return;
+  const wait = adBreak.skippable ? 0 : Math.ceil(adBreak.skippableIn ?? 0);
+  setText(button, adBreak.skippable ? "Skip ad" : adBreak.skippableIn === undefined ? "Ad" : `Skip ad in ${wait} s`);
 }
 
 function idleText(device) {
