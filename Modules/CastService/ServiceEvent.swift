@@ -17,9 +17,21 @@ public struct ServiceEvent: Sendable {
     }
 
     /// Increases by one per event, from 1; a subscriber passes the last one it saw to catch up.
-    public var id: Int
+    public var id: Int {
+        didSet { serverSentText = OnceText() }
+    }
     /// What changed.
-    public var change: Change
+    public var change: Change {
+        didSet { serverSentText = OnceText() }
+    }
+    /// The event as the event stream sends it, encoded by the first subscriber that sends it and shared by all.
+    var serverSentText = OnceText()
+
+    /// Creates an event.
+    public init(id: Int, change: Change) {
+        self.id = id
+        self.change = change
+    }
 
     /// The event's name on the stream (`device-added`, `device-updated`, `device-removed`, `status`).
     public var name: String {
@@ -38,6 +50,20 @@ public struct ServiceEvent: Sendable {
         case .deviceAdded(let device), .deviceUpdated(let device), .deviceRemoved(let device): device
         case .status(let activity): activity.device
         case .session(let device, _): device
+        }
+    }
+}
+
+/// A text made once, by whoever needs it first, and shared by the copies of the value that holds it.
+final class OnceText: Sendable {
+    private let text = NIOLockedValueBox<String?>(nil)
+
+    func value(_ make: () -> String) -> String {
+        text.withLockedValue { text in
+            if let text { return text }
+            let made = make()
+            text = made
+            return made
         }
     }
 }

@@ -183,7 +183,9 @@ struct ServerSentEventStream: AsyncSequence, Sendable {
                 sentRetryDelay = true
                 return ArraySlice("retry: 2000\n\n".utf8)
             }
-            return await events.next().map { ArraySlice(APIModel.serverSentEvent($0).utf8) }
+            return await events.next().map { event in
+                ArraySlice(event.serverSentText.value { APIModel.serverSentEvent(event) }.utf8)
+            }
         }
     }
 
