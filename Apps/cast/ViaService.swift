@@ -108,7 +108,10 @@ enum ViaService {
             reply = try await load(items, append: append, repeatMode: repeatMode, startTime: startTime, path, client)
         case .queueList:
             let queue = try await client.send(.GET, path + "/queue").body
-            runtime.emit(json: queue, text: queueText(queue))
+            let items = (queue["items"]?.arrayValue ?? []).map { item in
+                (item["itemId"]?.intValue ?? 0, item["title"]?.stringValue ?? item["contentId"]?.stringValue ?? "")
+            }
+            runtime.emit(json: queue, text: ListingText.queue(items, current: queue["currentItemId"]?.intValue))
             return
         case .queueAdd(let items, let next):
             var insert: JSONValue = ["items": .array(items)]
@@ -134,13 +137,25 @@ enum ViaService {
             let active = media?["activeTrackIds"]?.arrayValue ?? []
             runtime.emit(
                 json: ["activeTrackIds": .array(active), "tracks": .array(tracks)],
-                text: tracksText(tracks, active: active.compactMap(\.intValue))
+                text: ListingText.tracks(
+                    tracks.map { track in
+                        (
+                            track["id"]?.intValue ?? 0, track["type"]?.stringValue ?? "",
+                            track["name"]?.stringValue ?? "", track["language"]?.stringValue ?? ""
+                        )
+                    },
+                    active: active.compactMap(\.intValue)
+                )
             )
             return
         case .tracks(let ids, let style):
-            var active = ids.map { $0.map { JSONValue.number(Double($0)) } }
-            if active == nil { active = try await state()["status"]?["media"]?["activeTrackIds"]?.arrayValue ?? [] }
-            var change: JSONValue = ["activeTrackIds": .array(active ?? [])]
+            let active: [JSONValue]
+            if let ids {
+                active = ids.map { .number(Double($0)) }
+            } else {
+                active = try await state()["status"]?["media"]?["activeTrackIds"]?.arrayValue ?? []
+            }
+            var change: JSONValue = ["activeTrackIds": .array(active)]
             if let style { change["textStyle"] = style }
             reply = try await client.send(.PUT, path + "/tracks", body: change)
         case .send(let namespace, let message, let waitForReply):
@@ -285,30 +300,6 @@ enum ViaService {
         let address = "\(device["host"]?.stringValue ?? "?"):\(device["port"]?.intValue ?? 0)"
         let app = device["status"]?["app"]?["name"]?.stringValue.map { " — \($0)" } ?? ""
         return "\(name)\(model)  \(address)  \(device["id"]?.stringValue ?? "")\(app)"
-    }
-
-    /// castd's queue as the lines of a direct `cast queue list`.
-    private static func queueText(_ queue: JSONValue) -> String {
-        let items = queue["items"]?.arrayValue ?? []
-        guard !items.isEmpty else { return "the queue is empty" }
-        let current = queue["currentItemId"]?.intValue
-        return items.map { item in
-            let id = item["itemId"]?.intValue ?? 0
-            let title = item["title"]?.stringValue ?? item["contentId"]?.stringValue ?? ""
-            return "\(id == current ? "▶" : " ") \(id)  \(title)"
-        }.joined(separator: "\n")
-    }
-
-    /// castd's tracks as the lines of a direct `cast tracks list`.
-    private static func tracksText(_ tracks: [JSONValue], active: [Int]) -> String {
-        guard !tracks.isEmpty else { return "no tracks" }
-        return tracks.map { track in
-            let id = track["id"]?.intValue ?? 0
-            let kind = (track["type"]?.stringValue ?? "").lowercased()
-            let name = track["name"]?.stringValue ?? ""
-            let language = track["language"]?.stringValue ?? ""
-            return "\(active.contains(id) ? "●" : "○") \(id)  \(kind)  \(name)  \(language)"
-        }.joined(separator: "\n")
     }
 
     /// A device state as the status lines of a direct `cast status`, from castd's JSON.

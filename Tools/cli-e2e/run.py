@@ -577,6 +577,10 @@ def through_castd():
     _, out, _ = cast("queue", "list", *via, *second, "--json")
     left = [item.get("itemId") for item in (out or {}).get("items") or []]
     check("queue remove --via removes the item", code == 0 and ids[0] not in left and len(left) == 2, f"{text} {left}")
+    code, _, via_text = cast("queue", "list", *via, *second)
+    _, _, direct_text = cast("queue", "list", "--host", f"127.0.0.1:{ports[1]}")
+    check("queue list through castd prints the lines a direct one does",
+          code == 0 and via_text and via_text == direct_text, f"{via_text!r} vs {direct_text!r}")
     code, out, text = cast("tracks", "list", *via, *second, "--json")
     check("tracks list --via answers the media's tracks", code == 0 and "tracks" in (out or {}), text)
     code, out, text = cast("tracks", "disable", *via, *second, "--json")

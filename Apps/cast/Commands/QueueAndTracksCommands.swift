@@ -41,11 +41,10 @@ struct QueueCommand: AsyncParsableCommand {
                 ]
                 runtime.emit(
                     json: json,
-                    text: items.isEmpty
-                        ? "the queue is empty"
-                        : items.map { item in
-                            "\(item.itemID == current ? "▶" : " ") \(item.itemID ?? 0)  \(item.media.metadata?.displayTitle ?? item.media.contentID)"
-                        }.joined(separator: "\n")
+                    text: ListingText.queue(
+                        items.map { ($0.itemID ?? 0, $0.media.metadata?.displayTitle ?? $0.media.contentID) },
+                        current: current
+                    )
                 )
             }
         }
@@ -166,11 +165,10 @@ struct TracksCommand: AsyncParsableCommand {
                         "activeTrackIds": .array(active.map { .number(Double($0)) }),
                         "tracks": .array(tracks.map(\.json)),
                     ],
-                    text: tracks.isEmpty
-                        ? "no tracks"
-                        : tracks.map { track in
-                            "\(active.contains(track.id) ? "●" : "○") \(track.id)  \(track.kind.rawValue.lowercased())  \(track.name ?? "")  \(track.language ?? "")"
-                        }.joined(separator: "\n")
+                    text: ListingText.tracks(
+                        tracks.map { ($0.id, $0.kind.rawValue, $0.name ?? "", $0.language ?? "") },
+                        active: active
+                    )
                 )
             }
         }
@@ -237,5 +235,23 @@ struct TracksCommand: AsyncParsableCommand {
             if try await ViaService.handle(global, .tracks(ids: nil, style: ViaService.textStyle(chosen))) { return }
             try await MediaControl.run(global) { _, client in try await client.setTextTrackStyle(chosen).response() }
         }
+    }
+}
+
+/// The lines of `cast queue list` and `cast tracks list`, the same whether the command went to the device or
+/// through castd.
+enum ListingText {
+    /// One line per item, the current one marked.
+    static func queue(_ items: [(id: Int, title: String)], current: Int?) -> String {
+        guard !items.isEmpty else { return "the queue is empty" }
+        return items.map { "\($0.id == current ? "▶" : " ") \($0.id)  \($0.title)" }.joined(separator: "\n")
+    }
+
+    /// One line per track, the active ones marked.
+    static func tracks(_ tracks: [(id: Int, kind: String, name: String, language: String)], active: [Int]) -> String {
+        guard !tracks.isEmpty else { return "no tracks" }
+        return tracks.map { track in
+            "\(active.contains(track.id) ? "●" : "○") \(track.id)  \(track.kind.lowercased())  \(track.name)  \(track.language)"
+        }.joined(separator: "\n")
     }
 }

@@ -226,7 +226,7 @@ public final class DeviceObserver: Sendable {
         } catch {
             throw SessionManager.sessionError(error)
         }
-        _ = try DeviceStatus(commandReply: reply)
+        _ = try DeviceStatus(commandReply: reply)  // a refusal (INVALID_REQUEST, …) throws its error here
         await applied(reply)
     }
 
