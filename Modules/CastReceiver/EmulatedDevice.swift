@@ -220,6 +220,14 @@ public final class EmulatedDevice: Sendable {
     /// The number of open sender connections.
     public var connectionCount: Int { state.withLockedValue { $0.peers.count } }
 
+    /// The number of sender connections with a virtual connection to the running app: each gets its broadcasts.
+    public var appListenerCount: Int {
+        state.withLockedValue { state in
+            let transportID = state.running.transportID
+            return state.peers.values.filter { $0.virtualConnections.contains { $0.endpoint == transportID } }.count
+        }
+    }
+
     /// The device volume and mute state.
     public var volume: (level: Double, muted: Bool) { state.withLockedValue { ($0.volumeLevel, $0.isMuted) } }
 

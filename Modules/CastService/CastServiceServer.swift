@@ -1,8 +1,10 @@
 import CastLogging
+import CastTransport
 import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
 import OpenAPIHummingbird
 import OpenAPIRuntime
 import ServiceLifecycle
@@ -135,10 +137,30 @@ public struct CastServiceServer: Sendable {
         self.now = { origin.duration(to: clock.now) }
     }
 
-    /// The HTTP application: the API's routes on Hummingbird, bound to ``Options/address``. It serves the hub but
-    /// does not start or stop it (``run(signals:onListening:)`` does both).
-    public func application(
-        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    /// Serves HTTP until the task is cancelled, without starting or stopping the hub and without handling signals
+    /// (``run(signals:bridge:onListening:)`` does all three): for programs that run the hub themselves, and tests.
+    public func serve(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: try httpService(onListening: onListening))],
+                gracefulShutdownSignals: [],
+                logger: logger
+            )
+        )
+        try await group.run()
+    }
+
+    /// The HTTP server as a service: the API's routes on Hummingbird, bound to ``Options/address``, on the hub's
+    /// event loop, where its requests are also handled.
+    private func httpService(onListening: @escaping @Sendable (Int) async -> Void) throws -> some Service {
+        HTTPService(
+            application: try application(onListening: onListening),
+            executor: EventLoopTaskExecutor(hub.eventLoop)
+        )
+    }
+
+    private func application(
+        onListening: @escaping @Sendable (Int) async -> Void
     ) throws -> some ApplicationProtocol {
         let router = Router(context: ServiceRequestContext.self)
         router.add(
@@ -175,6 +197,7 @@ public struct CastServiceServer: Sendable {
                 serverName: "castd"
             ),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            eventLoopGroupProvider: .shared(hub.eventLoop),
             logger: logger
         )
     }
@@ -186,10 +209,10 @@ public struct CastServiceServer: Sendable {
         bridge: MQTTBridge? = nil,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
-        let application = try application(onListening: onListening)
+        let http = try httpService(onListening: onListening)
         try hub.start()
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: application), .init(service: HubService(hub: hub)),
+            .init(service: http), .init(service: HubService(hub: hub)),
         ]
         if let bridge { services.append(.init(service: BridgeService(bridge: bridge))) }
         let group = ServiceGroup(
@@ -200,6 +223,19 @@ public struct CastServiceServer: Sendable {
             )
         )
         try await group.run()
+    }
+}
+
+/// Runs Hummingbird with its connections' tasks on the hub's event loop, the loop their sockets and the devices'
+/// connections are on: a request is read, handled, sent to the device, answered and written back without a
+/// thread hop (each costs a wake-up, tens of microseconds). Handlers must not block; disk walks go to the thread
+/// pool.
+private struct HTTPService<Application: ApplicationProtocol>: Service {
+    let application: Application
+    let executor: EventLoopTaskExecutor
+
+    func run() async throws {
+        try await withTaskExecutorPreference(executor) { try await application.run() }
     }
 }
 

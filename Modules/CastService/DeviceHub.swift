@@ -45,13 +45,22 @@ public final class DeviceHub: Sendable {
         let started = NIOLockedValueBox<Task<DeviceActivity, any Error>?>(nil)
         /// Serves the local files the device plays; replaced (and the old one stopped) by the next load or queue.
         let fileServer = NIOLockedValueBox<MediaServer?>(nil)
-        let follower = NIOLockedValueBox<Task<Void, Never>?>(nil)
+        /// The observer's handler that records its changes as events, once following started.
+        let statusRecorder = NIOLockedValueBox<Int?>(nil)
         /// Forwards the current context's session events; replaced when the context is.
         let sessionFollower = NIOLockedValueBox<(context: ObjectIdentifier, task: Task<Void, Never>)?>(nil)
 
         init(observer: DeviceObserver, context: CastContext) {
             self.observer = observer
             self.currentContext = NIOLockedValueBox(context)
+        }
+
+        /// Stops recording the observer's changes as events.
+        func stopRecordingStatus() {
+            statusRecorder.withLockedValue { recorder in
+                if let recorder { observer.removeUpdateHandler(recorder) }
+                recorder = nil
+            }
         }
 
         /// The context whose session commands use.
@@ -91,14 +100,16 @@ public final class DeviceHub: Sendable {
     public let options: Options
     /// Where devices come from.
     public let discovery: DiscoveryManager
-    private let eventLoopGroup: any EventLoopGroup
+    /// The one loop every device's connections run on, and the HTTP server too (``CastServiceServer``): a
+    /// command then crosses no threads on its way from the request to the device and back.
+    let eventLoop: any EventLoop
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
     let log: EventLog
     let mediaFolders: MediaFolders
     let metrics = ServiceMetrics()
 
-    /// Creates a stopped hub.
+    /// Creates a stopped hub; one loop of `eventLoopGroup` carries all its network I/O.
     public init(
         options: Options = Options(),
         discovery: DiscoveryManager,
@@ -107,7 +118,7 @@ public final class DeviceHub: Sendable {
     ) {
         self.options = options
         self.discovery = discovery
-        self.eventLoopGroup = eventLoopGroup
+        self.eventLoop = eventLoopGroup.next()
         self.logger = logger
         self.log = EventLog(window: options.eventWindow, subscriberBuffer: options.subscriberBuffer)
         self.mediaFolders = MediaFolders(options.mediaFolders)
@@ -139,7 +150,7 @@ public final class DeviceHub: Sendable {
         }
         forwarder?.cancel()
         for link in links {
-            link.follower.withLockedValue { $0?.cancel() }
+            link.stopRecordingStatus()
             await link.observer.stop()
             await link.context.sessionManager.endSession(stopCasting: false)
             link.sessionFollower.withLockedValue { $0?.task.cancel() }
@@ -201,7 +212,7 @@ public final class DeviceHub: Sendable {
                 observer: DeviceObserver(
                     device: device,
                     options: cast,
-                    eventLoopGroup: eventLoopGroup,
+                    eventLoopGroup: eventLoop,
                     logger: logger
                 ),
                 context: makeContext(cast)
@@ -249,7 +260,7 @@ public final class DeviceHub: Sendable {
 
     /// A context for one device's sessions, on the hub's event loops and logger.
     func makeContext(_ options: CastOptions) -> CastContext {
-        CastContext(options: options, eventLoopGroup: eventLoopGroup, logger: logger)
+        CastContext(options: options, eventLoopGroup: eventLoop, logger: logger)
     }
 
     /// Starts following once; later callers wait for the same start. A failed start is forgotten so the next
@@ -263,12 +274,10 @@ public final class DeviceHub: Sendable {
         }
         do {
             let activity = try await task.value
-            link.follower.withLockedValue { follower in
-                guard follower == nil else { return }
-                let updates = link.observer.updates()
-                follower = Task { [log] in
-                    for await activity in updates { log.append(.status(activity)) }
-                }
+            link.statusRecorder.withLockedValue { recorder in
+                guard recorder == nil else { return }
+                // Synchronously, in the observer's order: no task wakes up per status.
+                recorder = link.observer.addUpdateHandler { [log] in log.append(.status($0)) }
                 log.append(.status(activity))
             }
             return activity
@@ -296,6 +305,7 @@ public final class DeviceHub: Sendable {
         let observed = try await follow(link)
         var activity = link.observer.activity ?? observed
         if let session = link.context.sessionManager.currentSession, session.connectionState == .connected {
+            await link.observer.share(session)  // one connection, not two, brings the device's statuses while it lasts
             if let status = session.deviceStatus { activity.deviceStatus = status }
             if let media = session.remoteMediaClient?.mediaStatus { activity.mediaStatus = media }
         } else {
@@ -322,7 +332,7 @@ public final class DeviceHub: Sendable {
                 return link
             }
             if let link {
-                link.follower.withLockedValue { $0?.cancel() }
+                link.stopRecordingStatus()
                 link.sessionFollower.withLockedValue { $0?.task.cancel() }
                 Task { await link.observer.stop() }
             }

@@ -89,8 +89,7 @@ func withServer<Result: Sendable>(
     var options = options
     options.address = ListenAddress(host: "127.0.0.1", port: 0)
     let server = try CastServiceServer(hub: hub, options: options, clock: clock)
-    let application = try server.application { port in continuation.yield(port) }
-    let running = Task { try await application.runService(gracefulShutdownSignals: []) }
+    let running = Task { try await server.serve { port in continuation.yield(port) } }
     defer { running.cancel() }
     var iterator = ports.makeAsyncIterator()
     guard let port = await iterator.next() else { throw CancellationError() }

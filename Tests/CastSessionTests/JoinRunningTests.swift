@@ -257,6 +257,67 @@ import Testing
         }
     }
 
+    @Test func sharesASessionsConnectionWhileItLastsThenFollowsTheAppOnItsOwnAgain() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let phone = CastContext(options: testOptions())
+            let phoneClient = try #require(
+                try await phone.sessionManager.startSession(with: device.castDevice).remoteMediaClient
+            )
+            try await phoneClient.loadMedia(sampleMedia(title: "Shared")).response()
+            let observer = DeviceObserver(device: device.castDevice, options: testOptions())
+            let updates = observer.updates()
+            try await observer.start()
+            let ours = CastContext(options: testOptions())
+            let session = try await ours.sessionManager.joinSession(on: device.castDevice)
+            _ = try await session.remoteMediaClient?.requestStatus().response()  // its CONNECT was handled first
+            #expect(device.appListenerCount == 3, "the phone, the observer and our session")
+
+            await observer.share(session)
+            #expect(observer.isSharingSession)
+            try await observer.setVolume(0.4)  // a round trip after the CLOSE: the device has handled it
+            #expect(device.appListenerCount == 2, "the observer closed its own virtual connection to the app")
+            // The phone's pause reaches the observer through our session's connection.
+            try await phoneClient.pause().response()
+            _ = try await next(updates) { $0.mediaStatus?.playerState == .paused }
+
+            // Our session leaves: the observer follows the app through its own connection again.
+            await ours.sessionManager.endSession(stopCasting: false)
+            try await phoneClient.play().response()
+            let playing = try await next(updates) { $0.mediaStatus?.playerState == .playing }
+            #expect(playing.mediaStatus?.media?.metadata?.title == "Shared")
+            #expect(!observer.isSharingSession)
+            try await observer.setVolume(0.5)
+            #expect(device.appListenerCount == 2, "the phone and the observer")
+            await phone.sessionManager.endSession(stopCasting: true)
+            await observer.stop()
+        }
+    }
+
+    @Test func aSessionOnAnotherDeviceOrWithoutMediaIsNotShared() async throws {
+        try await withCastReceiverEmulator(
+            devices: [
+                DeviceConfiguration(friendlyName: "One", port: 0), DeviceConfiguration(friendlyName: "Two", port: 0),
+            ],
+            clock: ManualEmulatorClock()
+        ) { emulator in
+            let (one, two) = (emulator.devices[0], emulator.devices[1])
+            let observer = DeviceObserver(device: one.castDevice, options: testOptions())
+            try await observer.start()
+            let elsewhere = CastContext(options: testOptions())
+            await observer.share(try await elsewhere.sessionManager.startSession(with: two.castDevice))
+            #expect(!observer.isSharingSession, "a session on another device")
+            let echo = CastContext(options: testOptions { $0.receiverApplicationID = "E0C40001" })
+            let session = try await echo.sessionManager.startSession(with: one.castDevice)
+            #expect(session.remoteMediaClient == nil, "an app without the media namespace")
+            await observer.share(session)
+            #expect(!observer.isSharingSession)
+            await elsewhere.sessionManager.endSession(stopCasting: true)
+            await echo.sessionManager.endSession(stopCasting: true)
+            await observer.stop()
+        }
+    }
+
     @Test func reconnectsAfterTheConnectionDrops() async throws {
         try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
             let device = emulator.devices[0]

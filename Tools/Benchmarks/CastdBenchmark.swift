@@ -654,8 +654,8 @@ private final class ServedHub: Sendable {
         options.address = ListenAddress(host: "127.0.0.1", port: 0)
         options.rateLimit = nil
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let application = try CastServiceServer(hub: hub, options: options).application { continuation.yield($0) }
-        running = Task { try await application.runService(gracefulShutdownSignals: []) }
+        let server = try CastServiceServer(hub: hub, options: options)
+        running = Task { try await server.serve { continuation.yield($0) } }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CancellationError() }
         self.port = port

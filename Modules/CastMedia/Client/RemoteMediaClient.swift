@@ -86,6 +86,15 @@ public final class RemoteMediaClient: Sendable {
         statusBroadcaster.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// Calls `handler` synchronously with each status as it is applied (no task per status; it must be quick):
+    /// for a sibling module mirroring this client's status. Answers the id ``removeStatusHandler(_:)`` takes.
+    package func addStatusHandler(_ handler: @escaping @Sendable (MediaStatus?) -> Void) -> Int {
+        statusBroadcaster.addHandler(handler)
+    }
+
+    /// Stops calling a handler of ``addStatusHandler(_:)``.
+    package func removeStatusHandler(_ id: Int) { statusBroadcaster.removeHandler(id) }
+
     /// Every event, in order.
     public func events() -> AsyncStream<RemoteMediaClientEvent> { eventBroadcaster.makeStream() }
 

@@ -60,8 +60,18 @@ public final class DeviceObserver: Sendable {
     private struct State {
         var device: CastDevice
         var deviceStatus: DeviceStatus?
+        /// The media app followed, and the client whose status is reported: the observer's own, fed by its
+        /// virtual connection to the app, or the shared session's (``share(_:)``).
         var mediaTransportID: String?
         var mediaClient: RemoteMediaClient?
+        /// The app the observer's own connection has a virtual connection to (none while it shares a session's).
+        var ownMediaConnection: String?
+        /// The session whose media client is followed instead of a virtual connection of the observer's own.
+        var sharedSession: CastSession?
+        /// Watches the shared session until it is no longer connected; the id of the handler that publishes its
+        /// statuses.
+        var shareTasks: [Task<Void, Never>] = []
+        var sharedStatusHandler: Int?
         var connection: CastConnection?
         var tasks: [Task<Void, Never>] = []
         var isStopped = false
@@ -72,6 +82,13 @@ public final class DeviceObserver: Sendable {
         /// The highest `requestId` of a RECEIVER_STATUS the message task applied, and who waits for one.
         var appliedReplyID = 0
         var replyWaiters: [(requestID: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Forgets the shared session and its status handler; answers its tasks for the caller to cancel.
+        mutating func endSharing() -> [Task<Void, Never>] {
+            if let handler = sharedStatusHandler { sharedSession?.remoteMediaClient?.removeStatusHandler(handler) }
+            defer { (sharedSession, sharedStatusHandler, shareTasks) = (nil, nil, []) }
+            return shareTasks
+        }
 
         var activity: DeviceActivity? {
             deviceStatus.map {
@@ -92,6 +109,9 @@ public final class DeviceObserver: Sendable {
     private let logger: Logger
     private let state: NIOLockedValueBox<State>
     private let broadcaster = EventBroadcaster<DeviceActivity>()
+    /// Held while an activity is compared and yielded, so that activities are yielded in the order they were
+    /// read even when statuses come from two connections.
+    private let publishing = NIOLock()
 
     /// Creates a stopped observer.
     ///
@@ -129,6 +149,15 @@ public final class DeviceObserver: Sendable {
         broadcaster.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// Calls `handler` synchronously with every change, in order (no task per change; it must be quick): for a
+    /// sibling module that records every change. Answers the id ``removeUpdateHandler(_:)`` takes.
+    package func addUpdateHandler(_ handler: @escaping @Sendable (DeviceActivity) -> Void) -> Int {
+        broadcaster.addHandler(handler)
+    }
+
+    /// Stops calling a handler of ``addUpdateHandler(_:)``.
+    package func removeUpdateHandler(_ id: Int) { broadcaster.removeHandler(id) }
+
     /// Connects, reads the device's status (and the media status of a media app) and keeps following it.
     ///
     /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/connectFailed``,
@@ -154,13 +183,14 @@ public final class DeviceObserver: Sendable {
             await stop()
             throw SessionManager.sessionError(error)
         }
-        let messageTask = Task { [weak self] in
+        // On the connection's event loop: a message is handled in the turn of the loop that read it.
+        let messageTask = Task(executorPreference: connection.taskExecutor) { [weak self] in
             for await message in messages {
                 guard let self else { return }
                 await self.handle(message, on: connection)
             }
         }
-        let eventTask = Task { [weak self] in
+        let eventTask = Task(executorPreference: connection.taskExecutor) { [weak self] in
             for await event in events {
                 guard let self else { return }
                 await self.handle(event, on: connection)
@@ -178,7 +208,7 @@ public final class DeviceObserver: Sendable {
         let (connection, tasks) = state.withLockedValue { state -> (CastConnection?, [Task<Void, Never>]) in
             state.isStopped = true
             defer { state.tasks = [] }
-            return (state.connection, state.tasks)
+            return (state.connection, state.tasks + state.endSharing())
         }
         for task in tasks { task.cancel() }
         resumeReplyWaiters(upTo: .max)
@@ -269,8 +299,9 @@ public final class DeviceObserver: Sendable {
             return
         }
         guard message.namespace == CastNamespace.media else { return }
+        // While a session is shared its client has every status: a late one from here could undo a newer one.
         let client = state.withLockedValue { state in
-            message.sourceID == state.mediaTransportID ? state.mediaClient : nil
+            message.sourceID == state.mediaTransportID && state.sharedSession == nil ? state.mediaClient : nil
         }
         guard let client, let json = try? message.json() else { return }
         client.receive(json)
@@ -284,9 +315,10 @@ public final class DeviceObserver: Sendable {
         case .virtualConnectionClosed(let endpoint):
             // The app went away; the RECEIVER_STATUS that follows says what runs now.
             let dropped = state.withLockedValue { state -> Bool in
-                guard endpoint == state.mediaTransportID else { return false }
+                guard endpoint == state.mediaTransportID, state.sharedSession == nil else { return false }
                 state.mediaTransportID = nil
                 state.mediaClient = nil
+                state.ownMediaConnection = nil
                 return true
             }
             if dropped { publish() }
@@ -334,47 +366,123 @@ public final class DeviceObserver: Sendable {
     }
 
     /// Takes a new receiver status: follows the media app it names (closing the previous app's virtual
-    /// connection), reads its media status, and publishes.
+    /// connection), reads its media status, and publishes. A shared session whose app is gone is let go.
     private func apply(_ status: DeviceStatus, on connection: CastConnection) async {
         let mediaTransport = status.runningApplication.flatMap { $0.playsMedia ? $0.transportID : nil }
-        let (previous, changed) = state.withLockedValue { state -> (String?, Bool) in
+        let plan = state.withLockedValue { state -> (close: String?, follow: String?)? in
             state.deviceStatus = status
-            let previous = state.mediaTransportID
-            guard previous != mediaTransport else { return (nil, false) }
+            if let shared = state.sharedSession, shared.transportID != mediaTransport, mediaTransport != nil {
+                for task in state.endSharing() { task.cancel() }
+            }
+            guard state.mediaTransportID != mediaTransport else { return nil }
             state.mediaTransportID = mediaTransport
-            state.mediaClient = nil
-            return (previous, true)
+            state.mediaClient = mediaTransport == nil ? nil : state.sharedSession?.remoteMediaClient
+            let wanted = state.sharedSession == nil ? mediaTransport : nil
+            let close = state.ownMediaConnection.flatMap { $0 == wanted ? nil : $0 }
+            if close != nil { state.ownMediaConnection = nil }
+            return (close, wanted)
         }
-        if changed, let previous { try? await connection.closeVirtualConnection(to: previous) }
-        guard changed, let mediaTransport else {
-            publish()
-            return
-        }
+        if let close = plan?.close { try? await connection.closeVirtualConnection(to: close) }
+        if let follow = plan?.follow { await followOwnMediaConnection(to: follow, on: connection) }
+        publish()
+    }
+
+    /// Follows the media app `transportID` through a virtual connection of the observer's own and reads its
+    /// media status (unless another app or a shared session came first).
+    private func followOwnMediaConnection(to transportID: String, on connection: CastConnection) async {
         let client = RemoteMediaClient(
-            channel: ObserverMediaChannel(connection: connection, transportID: mediaTransport),
+            channel: ObserverMediaChannel(connection: connection, transportID: transportID),
             requestTimeout: options.requestTimeout,
             logger: logger
         )
-        state.withLockedValue { state in
-            if state.mediaTransportID == mediaTransport { state.mediaClient = client }
+        let current = state.withLockedValue { state -> Bool in
+            guard state.mediaTransportID == transportID, state.sharedSession == nil else { return false }
+            state.mediaClient = client
+            state.ownMediaConnection = transportID
+            return true
         }
+        guard current else { return }
         do {
-            try await connection.openVirtualConnection(to: mediaTransport)
+            try await connection.openVirtualConnection(to: transportID)
             _ = try await client.requestStatus().response()
         } catch {
             logger.debug("cannot read the media status", metadata: ["cast.error": "\(error)"])
         }
+    }
+
+    // MARK: - Sharing a session's connection
+
+    /// Follows the media app through `session`, a session on this device, while it stays connected (a session on
+    /// another device, or one without a media client, is not shared).
+    ///
+    /// A session's connection already receives every MEDIA_STATUS of its app, so the observer closes its own
+    /// virtual connection to the app: each status is then sent by the device, decrypted and decoded once, not
+    /// once per connection (castd, which observes every device it also controls, halves its work per command).
+    /// When the session is suspended or ends, the observer follows the app through its own connection again and
+    /// reads its status. Calling it again with the same session does nothing.
+    public func share(_ session: CastSession) async {
+        guard let client = session.remoteMediaClient else { return }
+        // The stream before the state is read: a change after the read is then seen by the watcher.
+        let connectionStates = session.connectionStateUpdates()
+        guard session.connectionState == .connected else { return }
+        let plan = state.withLockedValue { state -> (replaced: [Task<Void, Never>], close: String?, CastConnection)? in
+            guard !state.isStopped, state.sharedSession !== session, session.device.id == state.device.id,
+                let connection = state.connection
+            else { return nil }
+            let replaced = state.endSharing()
+            state.sharedSession = session
+            state.sharedStatusHandler = client.addStatusHandler { [weak self] _ in self?.publish() }
+            var close: String?
+            if state.mediaTransportID == session.transportID {
+                state.mediaClient = client
+                close = state.ownMediaConnection
+                state.ownMediaConnection = nil
+            }
+            state.shareTasks = [
+                Task { [weak self] in
+                    for await connectionState in connectionStates where connectionState != .connected { break }
+                    guard !Task.isCancelled else { return }
+                    await self?.stopSharing(session)
+                }
+            ]
+            return (replaced, close, connection)
+        }
+        guard let (replaced, close, connection) = plan else { return }
+        for task in replaced { task.cancel() }
+        if let close { try? await connection.closeVirtualConnection(to: close) }
+        publish()
+    }
+
+    /// Whether the media app is followed through a shared session (``share(_:)``) rather than a connection of
+    /// the observer's own.
+    public var isSharingSession: Bool { state.withLockedValue { $0.sharedSession != nil } }
+
+    /// Lets `session` go (it is no longer connected) and follows its app through the observer's own connection.
+    private func stopSharing(_ session: CastSession) async {
+        let follow = state.withLockedValue { state -> (String, CastConnection)? in
+            guard state.sharedSession === session else { return nil }
+            _ = state.endSharing()  // its one task is this one
+            guard !state.isStopped, let transport = state.mediaTransportID, let connection = state.connection else {
+                return nil
+            }
+            state.mediaClient = nil
+            return (transport, connection)
+        }
+        guard let (transport, connection) = follow else { return }
+        await followOwnMediaConnection(to: transport, on: connection)
         publish()
     }
 
     /// Yields the activity when it differs from the one yielded last.
     private func publish() {
-        let changed = state.withLockedValue { state -> DeviceActivity? in
-            guard let activity = state.activity, activity != state.published else { return nil }
-            state.published = activity
-            return activity
+        publishing.withLock {
+            let changed = state.withLockedValue { state -> DeviceActivity? in
+                guard let activity = state.activity, activity != state.published else { return nil }
+                state.published = activity
+                return activity
+            }
+            if let changed { broadcaster.yield(changed) }
         }
-        if let changed { broadcaster.yield(changed) }
     }
 
     // MARK: - Many devices

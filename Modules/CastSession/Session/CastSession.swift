@@ -102,13 +102,14 @@ public final class CastSession: Sendable {
     func attach() {
         let messages = connection.messages()
         let events = connection.events()
-        let messageTask = Task { [weak self] in
+        // On the connection's event loop: a message is handled in the turn of the loop that read it.
+        let messageTask = Task(executorPreference: connection.taskExecutor) { [weak self] in
             for await message in messages {
                 guard let self else { return }
                 self.handle(message)
             }
         }
-        let eventTask = Task { [weak self] in
+        let eventTask = Task(executorPreference: connection.taskExecutor) { [weak self] in
             for await event in events {
                 guard let self else { return }
                 await self.handle(event)

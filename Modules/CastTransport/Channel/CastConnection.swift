@@ -106,7 +106,10 @@ public final class CastConnection: Sendable {
 
     private let state = NIOLockedValueBox(State())
     private let tlsContext: TLSContext
-    private let eventLoopGroup: any EventLoopGroup
+    /// The loop every transport of this connection runs on, reconnects included (picked once from the group).
+    private let eventLoop: any EventLoop
+    /// Runs the tasks that handle this connection's messages on its event loop.
+    package let taskExecutor: EventLoopTaskExecutor
     private let logger: Logger
     private let inbound = EventBroadcaster<CastMessage>()
     private let lifecycle = EventBroadcaster<CastConnectionEvent>()
@@ -125,7 +128,8 @@ public final class CastConnection: Sendable {
         self.port = port
         self.configuration = configuration
         self.tlsContext = tlsContext
-        self.eventLoopGroup = eventLoopGroup
+        self.eventLoop = eventLoopGroup.next()
+        self.taskExecutor = EventLoopTaskExecutor(eventLoop)
         self.isServerSide = isServerSide
         var logger = logger.withCategory(CastLogCategory.transportChannel)
         logger[metadataKey: CastLogMetadataKey.peer] = "\(host):\(port)"
@@ -184,7 +188,6 @@ public final class CastConnection: Sendable {
     }
 
     private func establish() async throws {
-        let eventLoop = eventLoopGroup.next()
         let handshake = eventLoop.makePromise(of: Void.self)
         let pipeline = makePipeline()
         let bootstrap = ClientBootstrap(group: eventLoop)

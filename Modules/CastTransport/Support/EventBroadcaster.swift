@@ -3,11 +3,14 @@ import NIOConcurrencyHelpers
 /// Fans one source of events out to any number of independent `AsyncStream` subscribers.
 ///
 /// Each call to ``makeStream(bufferingPolicy:)`` gets its own stream; ending iteration unsubscribes. Elements are
-/// yielded outside the lock so a consumer's work never runs while the broadcaster is locked.
+/// yielded outside the lock so a consumer's work never runs while the broadcaster is locked. A handler
+/// (``addHandler(_:)``) gets them synchronously instead: no task wakes up per element, for a sibling module that
+/// mirrors a state on the hot path.
 package final class EventBroadcaster<Element: Sendable>: Sendable {
     private struct State {
         var nextID = 0
         var continuations: [Int: AsyncStream<Element>.Continuation] = [:]
+        var handlers: [Int: @Sendable (Element) -> Void] = [:]
         var isFinished = false
     }
 
@@ -36,9 +39,27 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
         return stream
     }
 
-    /// Delivers `element` to every current subscriber.
+    /// Calls `handler` with every element from now on, synchronously in ``yield(_:)`` on the yielding thread: it
+    /// must be quick and must not block. Answers the id ``removeHandler(_:)`` takes.
+    package func addHandler(_ handler: @escaping @Sendable (Element) -> Void) -> Int {
+        state.withLockedValue { state in
+            defer { state.nextID += 1 }
+            if !state.isFinished { state.handlers[state.nextID] = handler }
+            return state.nextID
+        }
+    }
+
+    /// Stops calling the handler ``addHandler(_:)`` answered `id` for.
+    package func removeHandler(_ id: Int) {
+        _ = state.withLockedValue { $0.handlers.removeValue(forKey: id) }
+    }
+
+    /// Delivers `element` to every current subscriber and handler.
     package func yield(_ element: Element) {
-        let continuations = state.withLockedValue { Array($0.continuations.values) }
+        let (continuations, handlers) = state.withLockedValue { state in
+            (Array(state.continuations.values), state.handlers.isEmpty ? [] : Array(state.handlers.values))
+        }
+        for handler in handlers { handler(element) }
         for continuation in continuations { continuation.yield(element) }
     }
 
@@ -46,6 +67,7 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
     package func finish() {
         let continuations = state.withLockedValue { state in
             state.isFinished = true
+            state.handlers = [:]
             defer { state.continuations = [:] }
             return Array(state.continuations.values)
         }
