@@ -110,13 +110,7 @@ import Testing
 /// Saved sessions are kept per device; a named device wins over the most recent one.
 @Suite struct SavedSessionPerDeviceTests {
     @Test func aNamedDeviceNeverResumesAnotherDevicesSession() async throws {
-        try await withCastReceiverEmulator(
-            devices: [
-                DeviceConfiguration(friendlyName: "A", port: 0), DeviceConfiguration(friendlyName: "B", port: 0),
-            ],
-            clock: ManualEmulatorClock()
-        ) { emulator in
-            let (a, b) = (emulator.devices[0], emulator.devices[1])
+        try await withTwoDevices("A", "B") { a, b in
             let options = testOptions()
             let first = CastContext(options: options)
             let onA = try await first.sessionManager.startSession(with: a.castDevice)
@@ -295,13 +289,7 @@ import Testing
     }
 
     @Test func aSessionOnAnotherDeviceOrWithoutMediaIsNotShared() async throws {
-        try await withCastReceiverEmulator(
-            devices: [
-                DeviceConfiguration(friendlyName: "One", port: 0), DeviceConfiguration(friendlyName: "Two", port: 0),
-            ],
-            clock: ManualEmulatorClock()
-        ) { emulator in
-            let (one, two) = (emulator.devices[0], emulator.devices[1])
+        try await withTwoDevices("One", "Two") { one, two in
             let observer = DeviceObserver(device: one.castDevice, options: testOptions())
             try await observer.start()
             let elsewhere = CastContext(options: testOptions())

@@ -74,6 +74,22 @@ extension EmulatedDevice {
     }
 }
 
+/// Runs `body` with two emulated devices called `first` and `second`, on a manual clock.
+func withTwoDevices(
+    _ first: String,
+    _ second: String,
+    _ body: (EmulatedDevice, EmulatedDevice) async throws -> Void
+) async throws {
+    try await withCastReceiverEmulator(
+        devices: [
+            DeviceConfiguration(friendlyName: first, port: 0), DeviceConfiguration(friendlyName: second, port: 0),
+        ],
+        clock: ManualEmulatorClock()
+    ) { emulator in
+        try await body(emulator.devices[0], emulator.devices[1])
+    }
+}
+
 /// Waits for the first event matching `predicate`, failing after `seconds` (a deadline, not a sleep).
 func next<Element: Sendable>(
     _ stream: AsyncStream<Element>,
