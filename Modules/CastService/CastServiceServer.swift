@@ -4,7 +4,6 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
-import NIOPosix
 import OpenAPIHummingbird
 import OpenAPIRuntime
 import ServiceLifecycle

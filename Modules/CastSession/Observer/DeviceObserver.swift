@@ -68,9 +68,9 @@ public final class DeviceObserver: Sendable {
         var ownMediaConnection: String?
         /// The session whose media client is followed instead of a virtual connection of the observer's own.
         var sharedSession: CastSession?
-        /// Watches the shared session until it is no longer connected; the id of the handler that publishes its
-        /// statuses.
-        var shareTasks: [Task<Void, Never>] = []
+        /// Watches the shared session until it is no longer connected.
+        var shareWatcher: Task<Void, Never>?
+        /// The id of the shared client's handler that publishes its statuses.
         var sharedStatusHandler: Int?
         var connection: CastConnection?
         var tasks: [Task<Void, Never>] = []
@@ -83,11 +83,11 @@ public final class DeviceObserver: Sendable {
         var appliedReplyID = 0
         var replyWaiters: [(requestID: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
-        /// Forgets the shared session and its status handler; answers its tasks for the caller to cancel.
-        mutating func endSharing() -> [Task<Void, Never>] {
+        /// Forgets the shared session and its status handler; answers its watcher for the caller to cancel.
+        mutating func endSharing() -> Task<Void, Never>? {
             if let handler = sharedStatusHandler { sharedSession?.remoteMediaClient?.removeStatusHandler(handler) }
-            defer { (sharedSession, sharedStatusHandler, shareTasks) = (nil, nil, []) }
-            return shareTasks
+            defer { (sharedSession, sharedStatusHandler, shareWatcher) = (nil, nil, nil) }
+            return shareWatcher
         }
 
         var activity: DeviceActivity? {
@@ -207,8 +207,9 @@ public final class DeviceObserver: Sendable {
     public func stop() async {
         let (connection, tasks) = state.withLockedValue { state -> (CastConnection?, [Task<Void, Never>]) in
             state.isStopped = true
+            state.endSharing()?.cancel()
             defer { state.tasks = [] }
-            return (state.connection, state.tasks + state.endSharing())
+            return (state.connection, state.tasks)
         }
         for task in tasks { task.cancel() }
         resumeReplyWaiters(upTo: .max)
@@ -372,7 +373,7 @@ public final class DeviceObserver: Sendable {
         let plan = state.withLockedValue { state -> (close: String?, follow: String?)? in
             state.deviceStatus = status
             if let shared = state.sharedSession, shared.transportID != mediaTransport, mediaTransport != nil {
-                for task in state.endSharing() { task.cancel() }
+                state.endSharing()?.cancel()
             }
             guard state.mediaTransportID != mediaTransport else { return nil }
             state.mediaTransportID = mediaTransport
@@ -421,11 +422,14 @@ public final class DeviceObserver: Sendable {
     /// When the session is suspended or ends, the observer follows the app through its own connection again and
     /// reads its status. Calling it again with the same session does nothing.
     public func share(_ session: CastSession) async {
-        guard let client = session.remoteMediaClient else { return }
+        // castd calls this on every command: the session already shared costs one lock, no subscription.
+        guard let client = session.remoteMediaClient, state.withLockedValue({ $0.sharedSession !== session }) else {
+            return
+        }
         // The stream before the state is read: a change after the read is then seen by the watcher.
         let connectionStates = session.connectionStateUpdates()
         guard session.connectionState == .connected else { return }
-        let plan = state.withLockedValue { state -> (replaced: [Task<Void, Never>], close: String?, CastConnection)? in
+        let plan = state.withLockedValue { state -> (replaced: Task<Void, Never>?, close: String?, CastConnection)? in
             guard !state.isStopped, state.sharedSession !== session, session.device.id == state.device.id,
                 let connection = state.connection
             else { return nil }
@@ -438,17 +442,15 @@ public final class DeviceObserver: Sendable {
                 close = state.ownMediaConnection
                 state.ownMediaConnection = nil
             }
-            state.shareTasks = [
-                Task { [weak self] in
-                    for await connectionState in connectionStates where connectionState != .connected { break }
-                    guard !Task.isCancelled else { return }
-                    await self?.stopSharing(session)
-                }
-            ]
+            state.shareWatcher = Task { [weak self] in
+                for await connectionState in connectionStates where connectionState != .connected { break }
+                guard !Task.isCancelled else { return }
+                await self?.stopSharing(session)
+            }
             return (replaced, close, connection)
         }
         guard let (replaced, close, connection) = plan else { return }
-        for task in replaced { task.cancel() }
+        replaced?.cancel()
         if let close { try? await connection.closeVirtualConnection(to: close) }
         publish()
     }
@@ -461,7 +463,7 @@ public final class DeviceObserver: Sendable {
     private func stopSharing(_ session: CastSession) async {
         let follow = state.withLockedValue { state -> (String, CastConnection)? in
             guard state.sharedSession === session else { return nil }
-            _ = state.endSharing()  // its one task is this one
+            _ = state.endSharing()  // its watcher is this task
             guard !state.isStopped, let transport = state.mediaTransportID, let connection = state.connection else {
                 return nil
             }

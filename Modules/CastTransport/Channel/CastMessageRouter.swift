@@ -52,7 +52,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var message = unwrapInboundIn(data)
         var requestID: Int?
-        if case .string = message.payload, let parsed = message.parsingJSON() {
+        if let parsed = message.parsingJSON() {
             message = parsed.message
             requestID = parsed.json["requestId"]?.intValue
         }

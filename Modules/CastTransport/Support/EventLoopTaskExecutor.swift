@@ -6,8 +6,7 @@ import NIOCore
 /// and hands each reply to yet another thread; with this executor as the task's preference, a message is
 /// handled on the loop that read it, in the same turn of that loop. The handling must not block.
 package final class EventLoopTaskExecutor: TaskExecutor {
-    /// The loop the tasks run on.
-    package let eventLoop: any EventLoop
+    private let eventLoop: any EventLoop
 
     package init(_ eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
