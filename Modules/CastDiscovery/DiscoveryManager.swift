@@ -232,6 +232,16 @@ public final class DiscoveryManager: Sendable {
     /// Ending iteration unsubscribes.
     public func events() -> AsyncStream<DiscoveryEvent> { broadcaster.makeStream() }
 
+    /// The list once it holds at least `count` devices: static devices are listed only after their probe
+    /// answers, so a program that names its devices waits for them here. Waits until the task is cancelled, then
+    /// answers the list as it is.
+    public func devices(atLeast count: Int) async -> [CastDevice] {
+        let changes = events()  // before the list is read: a device listed after the read is then seen
+        guard devices.count < count else { return devices }
+        for await _ in changes where devices.count >= count { break }
+        return devices
+    }
+
     // MARK: - Processing (one task at a time)
 
     /// A new Avahi connection (its events tagged with `epoch`) that browses the service type.

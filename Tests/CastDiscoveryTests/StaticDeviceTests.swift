@@ -155,6 +155,31 @@ struct StaticDeviceTests {
         }
     }
 
+    @Test("devices(atLeast:) answers once the static devices are probed, and what is listed when cancelled")
+    func waitingForStaticDevices() async throws {
+        try await withCastReceiverEmulator(
+            devices: [
+                DeviceConfiguration(friendlyName: "One", port: 0), DeviceConfiguration(friendlyName: "Two", port: 0),
+            ]
+        ) { emulator in
+            try await withDiscovery(configure: { configuration in
+                configuration.browsesMulticastDNS = false
+                configuration.staticDevices = emulator.devices.map { .staticDevice(host: "127.0.0.1", port: $0.port) }
+            }) { manager, _ in
+                let listed = try await withDeadline(.seconds(60), "both probes") { await manager.devices(atLeast: 2) }
+                #expect(listed.count == 2)
+                #expect(listed.allSatisfy { $0.isStatic })
+                // Already there: answered without waiting for another change.
+                let again = try await withDeadline(.seconds(60), "the list") { await manager.devices(atLeast: 1) }
+                #expect(again == listed)
+                // More than will ever come: the wait ends with the task.
+                let waiting = Task { await manager.devices(atLeast: 3) }
+                waiting.cancel()
+                #expect(await waiting.value == listed)
+            }
+        }
+    }
+
     @Test("stop without start, and start with nothing to do, are harmless; an empty network lists nothing")
     func emptyConfigurations() async throws {
         let manager = DiscoveryManager()

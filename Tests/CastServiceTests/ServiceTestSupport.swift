@@ -61,13 +61,8 @@ func startedHub(
     options.mediaFolders = mediaFolders
     configure(&options)
     let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
-    let added = hub.discovery.events()
     try hub.start()
-    var listed = 0
-    for await event in added {
-        if case .added = event { listed += 1 }
-        if listed == emulator.devices.count { break }
-    }
+    _ = await hub.discovery.devices(atLeast: emulator.devices.count)
     return hub
 }
 

@@ -632,13 +632,8 @@ private func startedHub(ports: [Int], stateDirectory: String) async throws -> De
     var options = DeviceHub.Options()
     options.cast.stateDirectory = stateDirectory
     let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
-    let added = hub.discovery.events()
     try hub.start()
-    var listed = 0
-    for await event in added {
-        if case .added = event { listed += 1 }
-        if listed == ports.count { break }
-    }
+    _ = await hub.discovery.devices(atLeast: ports.count)
     return hub
 }
 
