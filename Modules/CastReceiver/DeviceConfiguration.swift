@@ -18,8 +18,12 @@ public struct DeviceConfiguration: Sendable {
     public var apps = EmulatedApp.standardRegistry
     /// Deliberate misbehaviour. Defaults to none.
     public var faults = FaultInjection()
-    /// The TLS certificate and key; a fresh 3-day self-signed RSA certificate when `nil` (the default).
+    /// The TLS certificate and key; when `nil` (the default), ``deviceAuth``'s or else a 3-day self-signed
+    /// RSA certificate shared by the process's devices.
     public var identity: TLSIdentity?
+    /// Credentials to answer device-authentication challenges with; `nil` (the default) answers them with
+    /// `INTERNAL_ERROR`, as a device without credentials.
+    public var deviceAuth: EmulatedDeviceAuth?
     /// Duration of BUFFERED media that declares none, in seconds. Defaults to 600.
     public var defaultMediaDuration: Double = 600
     /// Whether LOAD fetches the media as a device's player does (HTTP(S) with a device's headers, CORS checked

@@ -54,6 +54,9 @@ public final class EmulatedDevice: Sendable {
         var lastFetch: Task<Void, Never>?
         var server: CastServer?
         var port: Int
+        /// The TLS certificate the device presents (DER), which its device-auth answers sign.
+        var tlsCertificate: [UInt8] = []
+        var deviceAuthChallenges = 0
     }
 
     /// One message to put on the wire.
@@ -117,9 +120,11 @@ public final class EmulatedDevice: Sendable {
     public func start() async throws {
         let tlsContext: TLSContext
         do {
-            tlsContext = try TLSContext.makeServerContext(
-                identity: try configuration.identity ?? EmulatorIdentity.current()
-            )
+            let identity =
+                try configuration.identity ?? configuration.deviceAuth?.tlsIdentity ?? EmulatorIdentity.current()
+            tlsContext = try TLSContext.makeServerContext(identity: identity)
+            let certificate = try identity.certificateDER()
+            state.withLockedValue { $0.tlsCertificate = certificate }
         } catch {
             throw CastReceiverError(.invalidConfiguration, "the TLS identity is unusable: \(error)", cause: error)
         }
@@ -219,6 +224,9 @@ public final class EmulatedDevice: Sendable {
 
     /// The number of open sender connections.
     public var connectionCount: Int { state.withLockedValue { $0.peers.count } }
+
+    /// How many device-authentication messages senders sent.
+    public var deviceAuthChallenges: Int { state.withLockedValue { $0.deviceAuthChallenges } }
 
     /// The number of sender connections with a virtual connection to the running app: each gets its broadcasts.
     public var appListenerCount: Int {
@@ -351,7 +359,12 @@ public final class EmulatedDevice: Sendable {
         case CastNamespace.heartbeat:
             return []  // answered by the transport's heartbeat handler
         case CastNamespace.deviceAuth:
-            return [Outgoing(connection: peer.connection, message: deviceAuthError(to: message))]
+            state.deviceAuthChallenges += 1
+            // Without credentials, a device answers as one that has none.
+            let answer =
+                configuration.deviceAuth.map { $0.answer(to: message, tlsCertificate: state.tlsCertificate) }
+                ?? EmulatedDeviceAuth.errorAnswer(.internalError, to: message)
+            return answer.map { [Outgoing(connection: peer.connection, message: $0)] } ?? []
         default:
             break
         }
@@ -459,19 +472,6 @@ public final class EmulatedDevice: Sendable {
         }
         state.peers[peerID] = peer
         return []
-    }
-
-    private func deviceAuthError(to message: CastMessage) -> CastMessage {
-        // This emulator holds no Google-issued device certificate: answer as a device without credentials.
-        var error = ProtoDeviceAuthMessage()
-        error.error.errorType = .internalError
-        let bytes: [UInt8] = (try? error.serializedBytes()) ?? []
-        return CastMessage(
-            sourceID: CastEndpoint.receiver,
-            destinationID: message.sourceID,
-            namespace: CastNamespace.deviceAuth,
-            payload: .binary(bytes)
-        )
     }
 
     // MARK: - Media plumbing

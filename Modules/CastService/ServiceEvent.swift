@@ -89,7 +89,7 @@ public struct SessionChange: Sendable {
     /// The change a session manager's event stands for; `nil` for the announcements before a change.
     init?(_ event: SessionEvent) {
         switch event {
-        case .willStart, .willEnd, .willResume:
+        case .willStart, .willEnd, .willResume, .didAuthenticateDevice:
             return nil
         case .didStart(let session):
             self.init(kind: .started, session: session)

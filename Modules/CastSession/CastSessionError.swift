@@ -3,6 +3,7 @@ public struct CastSessionError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
+            case deviceAuthenticationFailed
             case connectFailed, launchFailed, sessionNotFound, notConnected, suspended, timedOut
             case invalidNamespace, channelNotConnected, appStopped, resumeFailed, persistenceFailed
             case sessionInProgress, connectionLost, cancelled, invalidResponse, invalidArgument, noApplicationRunning
@@ -44,6 +45,9 @@ public struct CastSessionError: Error, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code(.invalidArgument)
         /// The receiver's answer could not be understood.
         public static let invalidResponse = Code(.invalidResponse)
+        /// The device did not prove it is a genuine Cast device while ``DeviceAuthPolicy/require`` is set; the
+        /// cause is the ``CastTransportError`` naming the failed step.
+        public static let deviceAuthenticationFailed = Code(.deviceAuthenticationFailed)
 
         public var description: String { base.rawValue }
     }

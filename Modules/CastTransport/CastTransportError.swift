@@ -10,6 +10,10 @@ public struct CastTransportError: Error, Sendable, CustomStringConvertible {
             case payloadMismatch, unsupportedProtocolVersion, messageTooLarge, invalidPayload
             case connectFailed, tlsHandshakeFailed, tlsFailure, notTLS
             case connectionClosed, heartbeatTimeout, requestTimedOut, notConnected, invalidNamespace
+            case authNotConfigured, authTimedOut, authErrorReply, authMalformedReply, authNonceMismatch
+            case authTLSCertificateExpired, authTLSCertificateLifetime, authUntrustedRoot, authIntermediateMissing
+            case authCertificateExpired, authInvalidCertificate, authRevoked, authWeakHash, authInvalidSignature
+            case authSignatureMismatch, authAudioOnlyDevice
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -51,6 +55,42 @@ public struct CastTransportError: Error, Sendable, CustomStringConvertible {
         /// A namespace does not have the `urn:x-cast:` form.
         public static let invalidNamespace = Code(.invalidNamespace)
 
+        // Device authentication (`tp.deviceauth`), one code per step that can fail, in the order they are checked.
+
+        /// Authentication is required but cannot be done: no trust anchors, or unreadable ones.
+        public static let authNotConfigured = Code(.authNotConfigured)
+        /// The device did not answer the challenge within the timeout.
+        public static let authTimedOut = Code(.authTimedOut)
+        /// The device answered the challenge with an error (it has no credentials, or not the algorithm asked).
+        public static let authErrorReply = Code(.authErrorReply)
+        /// The answer is not a binary `DeviceAuthMessage` with a response, or its certificates do not parse.
+        public static let authMalformedReply = Code(.authMalformedReply)
+        /// The answer does not echo the challenge's nonce (a replayed answer).
+        public static let authNonceMismatch = Code(.authNonceMismatch)
+        /// The certificate the device presented in TLS is outside its validity window now.
+        public static let authTLSCertificateExpired = Code(.authTLSCertificateExpired)
+        /// The TLS certificate lives longer than Cast devices' certificates may (4 days, as Chrome requires).
+        public static let authTLSCertificateLifetime = Code(.authTLSCertificateLifetime)
+        /// The device certificate's chain ends at a root that is not a trust anchor.
+        public static let authUntrustedRoot = Code(.authUntrustedRoot)
+        /// The device certificate's issuer is neither among the intermediates sent nor a trust anchor.
+        public static let authIntermediateMissing = Code(.authIntermediateMissing)
+        /// The device certificate or an intermediate is expired or not yet valid.
+        public static let authCertificateExpired = Code(.authCertificateExpired)
+        /// The chain is otherwise invalid: a bad certificate signature, a CA flag or key usage missing, …
+        public static let authInvalidCertificate = Code(.authInvalidCertificate)
+        /// A certificate of the chain is revoked by the device's CRL (checked only when asked).
+        public static let authRevoked = Code(.authRevoked)
+        /// The device signed with SHA-1 where SHA-256 is required.
+        public static let authWeakHash = Code(.authWeakHash)
+        /// The signature was not made with the device certificate's key.
+        public static let authInvalidSignature = Code(.authInvalidSignature)
+        /// The device certificate's key signed, but not this nonce and this connection's TLS certificate: the
+        /// answer belongs to another connection (a relay in the middle).
+        public static let authSignatureMismatch = Code(.authSignatureMismatch)
+        /// The device certificate is for audio-only devices, but the device advertises video output.
+        public static let authAudioOnlyDevice = Code(.authAudioOnlyDevice)
+
         public var description: String { base.rawValue }
     }
 
@@ -63,6 +103,9 @@ public struct CastTransportError: Error, Sendable, CustomStringConvertible {
     /// For ``Code/connectFailed``: whether the peer refused the connection (nothing listens there), which
     /// retrying will not change — unlike no answer at all (no route, a dropped link, a timeout).
     public var isRefusal = false
+
+    /// Whether this is a device-authentication failure (an `auth…` code).
+    public var isDeviceAuthFailure: Bool { code.description.hasPrefix("auth") }
 
     /// Creates an error.
     public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {

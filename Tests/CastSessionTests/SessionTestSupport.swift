@@ -242,6 +242,7 @@ extension SessionEvent {
         case .willResume: "willResume"
         case .didResume: "didResume"
         case .didFailToResume: "didFailToResume"
+        case .didAuthenticateDevice: "didAuthenticateDevice"
         }
     }
 

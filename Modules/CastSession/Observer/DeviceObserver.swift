@@ -311,7 +311,7 @@ public final class DeviceObserver: Sendable {
 
     private func handle(_ event: CastConnectionEvent, on connection: CastConnection) async {
         switch event {
-        case .connected:
+        case .connected, .deviceAuthenticated:
             break
         case .virtualConnectionClosed(let endpoint):
             // The app went away; the RECEIVER_STATUS that follows says what runs now.

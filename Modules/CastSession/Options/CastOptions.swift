@@ -31,6 +31,9 @@ public struct CastOptions: Sendable {
     public var launchTimeout: Duration = .seconds(30)
     /// Keep-alive: ping after 5 s of silence, connection dead after 15 s.
     public var heartbeat = HeartbeatConfiguration()
+    /// Whether devices must prove they are genuine Cast devices (`tp.deviceauth`) on every connect. Defaults to
+    /// ``DeviceAuthPolicy/warn`` without trust anchors, which sends no challenge until anchors are set.
+    public var deviceAuth = DeviceAuthOptions()
     /// How a suspended session reconnects: 1 s doubling to 30 s with jitter, unlimited attempts.
     public var reconnectPolicy = ReconnectPolicy()
     /// Store the session so a later process can resume it. Defaults to `true`.
@@ -110,6 +113,8 @@ extension CastOptions {
         configuration.connectTimeout = connectTimeout
         configuration.requestTimeout = requestTimeout
         configuration.heartbeat = heartbeat
+        configuration.deviceAuth = deviceAuth
+        configuration.deviceAuth.deviceHasVideoOutput = device.capabilities.contains(.videoOut)
         do {
             return try await CastConnection.connect(
                 host: device.host,
@@ -117,6 +122,13 @@ extension CastOptions {
                 configuration: configuration,
                 eventLoopGroup: eventLoopGroup,
                 logger: logger
+            )
+        } catch let error as CastTransportError where error.isDeviceAuthFailure {
+            throw CastSessionError(
+                .deviceAuthenticationFailed,
+                "\(device.friendlyName) at \(device.host):\(device.port) failed device authentication at "
+                    + "\(error.code): \(error.message)",
+                cause: error
             )
         } catch {
             throw CastSessionError(

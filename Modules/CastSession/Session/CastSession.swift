@@ -27,6 +27,7 @@ public final class CastSession: Sendable {
         var nextWaiterID = 0
         var tasks: [Task<Void, Never>] = []
         var isEnding = false
+        var reportedAuthentication: DeviceAuthentication?
     }
 
     /// The session's options (from its context).
@@ -95,6 +96,9 @@ public final class CastSession: Sendable {
     public var connectionState: ConnectionState { state.withLockedValue { $0.connectionState } }
     /// A new stream of connection-state changes.
     public func connectionStateUpdates() -> AsyncStream<ConnectionState> { stateBroadcaster.makeStream() }
+    /// Whether the device proved it is a genuine Cast device on the current connection (see
+    /// ``CastOptions/deviceAuth``); each result also comes as ``SessionEvent/didAuthenticateDevice(_:_:)``.
+    public var deviceAuthentication: DeviceAuthentication { connection.deviceAuthentication }
 
     // MARK: - Attaching
 
@@ -116,6 +120,7 @@ public final class CastSession: Sendable {
             }
         }
         state.withLockedValue { $0.tasks += [messageTask, eventTask] }
+        reportDeviceAuthentication(connection.deviceAuthentication)
         connectChannels()
         remoteMediaClient?.requestStatus()
         persist()
@@ -145,10 +150,26 @@ public final class CastSession: Sendable {
         channel?.deliver(message.payload)
     }
 
+    /// Emits a finished authentication result once (the connection's event and the value read at attach may
+    /// report the same one).
+    private func reportDeviceAuthentication(_ result: DeviceAuthentication) {
+        switch result {
+        case .pending, .notAttempted: return
+        case .verified, .failed: break
+        }
+        let isNew = state.withLockedValue { state -> Bool in
+            defer { state.reportedAuthentication = result }
+            return state.reportedAuthentication != result
+        }
+        if isNew { emit(.didAuthenticateDevice(self, result)) }
+    }
+
     private func handle(_ event: CastConnectionEvent) async {
         switch event {
         case .connected:
             break
+        case .deviceAuthenticated(let result):
+            reportDeviceAuthentication(result)
         case .virtualConnectionClosed(let endpoint):
             if endpoint == transportID {
                 await finish(

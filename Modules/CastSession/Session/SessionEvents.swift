@@ -1,4 +1,5 @@
 import CastDiscovery
+import CastTransport
 
 /// Why a session was suspended.
 public enum SuspendReason: Sendable, Hashable {
@@ -29,6 +30,9 @@ public enum SessionEvent: Sendable {
     case didResume(CastSession, transferredFrom: CastDevice?)
     /// Resuming failed for good (the session then ends).
     case didFailToResume(CastSession?, CastSessionError)
+    /// The device's authentication finished on the session's connection (verified, or failed under
+    /// ``DeviceAuthPolicy/warn``; ``DeviceAuthPolicy/require`` refuses to start instead).
+    case didAuthenticateDevice(CastSession, DeviceAuthentication)
 }
 
 /// Whether casting is possible and happening (GCKCastState).
@@ -58,6 +62,11 @@ public protocol SessionManagerListener: AnyObject, Sendable {
     func sessionManager(_ manager: SessionManager, willResume session: CastSession)
     func sessionManager(_ manager: SessionManager, didResume session: CastSession)
     func sessionManager(_ manager: SessionManager, didFailToResume session: CastSession?, error: CastSessionError)
+    func sessionManager(
+        _ manager: SessionManager,
+        didAuthenticateDeviceOf session: CastSession,
+        result: DeviceAuthentication
+    )
 }
 
 extension SessionManagerListener {
@@ -78,6 +87,11 @@ extension SessionManagerListener {
         didFailToResume session: CastSession?,
         error: CastSessionError
     ) {}
+    public func sessionManager(
+        _ manager: SessionManager,
+        didAuthenticateDeviceOf session: CastSession,
+        result: DeviceAuthentication
+    ) {}
 }
 
 extension SessionEvent {
@@ -95,6 +109,8 @@ extension SessionEvent {
         case .didResume(let session, _): listener.sessionManager(manager, didResume: session)
         case .didFailToResume(let session, let error):
             listener.sessionManager(manager, didFailToResume: session, error: error)
+        case .didAuthenticateDevice(let session, let result):
+            listener.sessionManager(manager, didAuthenticateDeviceOf: session, result: result)
         }
     }
 }

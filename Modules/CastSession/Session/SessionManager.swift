@@ -94,7 +94,7 @@ public final class SessionManager: Sendable {
             state.withLockedValue { state in if state.current === session { state.current = nil } }
             updateCastState { _ in .notConnected }
         case .didFailToStart: updateCastState { _ in .notConnected }
-        case .willEnd, .didFailToResume: break
+        case .willEnd, .didFailToResume, .didAuthenticateDevice: break
         }
         eventBroadcaster.yield(event)
         let listeners = state.withLockedValue { $0.listeners.values.compactMap(\.object) }

@@ -4,6 +4,12 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A request on the wire, waiting for its reply.
 public struct PendingReply: Sendable {
     /// The request's `requestId`.
@@ -52,6 +58,8 @@ public enum CastConnectionEvent: Sendable, Hashable {
     case disconnected(CastTransportError.Code?)
     /// The peer closed the virtual connection from `endpoint` (its app stopped or was replaced).
     case virtualConnectionClosed(endpoint: String)
+    /// Device authentication finished (after every connect that challenged the device).
+    case deviceAuthenticated(DeviceAuthentication)
 }
 
 /// One TLS connection to a Cast device (or, on the server side, from a sender): framing, heartbeat, virtual
@@ -85,6 +93,9 @@ public final class CastConnection: Sendable {
         /// Deliver only messages addressed to ``localID`` or `*` (replies are matched regardless). Servers turn
         /// this off because they host many endpoints. Defaults to `true`.
         public var filtersByDestination = true
+        /// Whether and how the device must prove it is a genuine Cast device right after TLS. Defaults to
+        /// ``DeviceAuthPolicy/warn`` without trust anchors: no challenge.
+        public var deviceAuth = DeviceAuthOptions()
 
         /// The defaults.
         public init() {}
@@ -95,6 +106,9 @@ public final class CastConnection: Sendable {
         var endpoints: [String] = []
         var nextRequestID = 1
         var isClosed = false
+        var authentication = DeviceAuthentication.notAttempted(reason: "not connected yet")
+        /// Where the answer to the outstanding device-auth challenge goes.
+        var authReply: EventLoopPromise<CastMessage>?
     }
 
     /// The peer's host name or address.
@@ -223,6 +237,12 @@ public final class CastConnection: Sendable {
             throw error as? CastTransportError
                 ?? CastTransportError(.tlsHandshakeFailed, "TLS failed", cause: error)
         }
+        do {
+            try await authenticate(on: channel)
+        } catch {
+            try? await channel.close()
+            throw error
+        }
         let endpoints = state.withLockedValue { state in
             state.channel = channel
             return state.endpoints
@@ -232,6 +252,89 @@ public final class CastConnection: Sendable {
         for endpoint in endpoints {
             try await send(namespace: CastNamespace.connection, to: endpoint, payload: connectPayload)
         }
+    }
+
+    // MARK: - Device authentication
+
+    /// How the device proved itself on the current transport (every connect challenges again).
+    public var deviceAuthentication: DeviceAuthentication { state.withLockedValue { $0.authentication } }
+
+    /// Challenges the device before anything else is sent. ``DeviceAuthPolicy/require`` waits for the answer and
+    /// throws the failed step; ``DeviceAuthPolicy/warn`` goes on at once and reports the result when it comes.
+    private func authenticate(on channel: any Channel) async throws {
+        let options = configuration.deviceAuth
+        guard options.challenges else {
+            if options.policy == .require {
+                throw CastTransportError(
+                    .authNotConfigured,
+                    "device authentication is required but no trust anchors are set"
+                )
+            }
+            let reason = options.policy == .off ? "device authentication is off" : "no trust anchors are set"
+            state.withLockedValue { $0.authentication = .notAttempted(reason: reason) }
+            return
+        }
+        let tlsCertificate = try await channel.eventLoop.submit {
+            try channel.pipeline.syncOperations.handler(type: TLSHandler.self).peerCertificate
+        }.get()
+        let nonce = DeviceAuthVerifier.makeNonce()
+        let reply = channel.eventLoop.makePromise(of: CastMessage.self)
+        state.withLockedValue {
+            $0.authReply?.fail(CastTransportError(.connectionClosed, "a new connection replaced the challenged one"))
+            $0.authReply = reply
+            $0.authentication = .pending
+        }
+        let timeout = channel.eventLoop.scheduleTask(in: TimeAmount(options.timeout)) { [weak self] in
+            self?.takeAuthReply()?.fail(
+                CastTransportError(.authTimedOut, "the device did not answer the challenge within \(options.timeout)")
+            )
+        }
+        channel.closeFuture.whenComplete { [weak self] _ in
+            self?.takeAuthReply()?.fail(
+                CastTransportError(.connectionClosed, "the connection closed during the challenge")
+            )
+        }
+        let verifier = DeviceAuthVerifier(options: options)
+        let result = reply.futureResult.map { answer -> DeviceAuthentication in
+            timeout.cancel()
+            do throws(CastTransportError) {
+                let now = Int(Date().timeIntervalSince1970)
+                return .verified(
+                    try verifier.verify(reply: answer, nonce: nonce, tlsCertificate: tlsCertificate, now: now)
+                )
+            } catch {
+                return DeviceAuthentication(error)
+            }
+        }.flatMapErrorThrowing { error in
+            DeviceAuthentication(error as? CastTransportError ?? CastTransportError(.authTimedOut, "\(error)"))
+        }
+        try await channel.writeAndFlush(
+            RouterCommand.send(DeviceAuthVerifier.challenge(nonce: nonce, from: configuration.localID))
+        ).get()
+        guard options.policy == .require else {
+            result.whenSuccess { [weak self] outcome in self?.record(outcome) }
+            return
+        }
+        let outcome = try await result.get()
+        record(outcome)
+        if case .failed(let code, let message) = outcome { throw CastTransportError(code, message) }
+    }
+
+    private func takeAuthReply() -> EventLoopPromise<CastMessage>? {
+        state.withLockedValue { state in
+            defer { state.authReply = nil }
+            return state.authReply
+        }
+    }
+
+    private func record(_ outcome: DeviceAuthentication) {
+        state.withLockedValue { $0.authentication = outcome }
+        if case .failed = outcome {
+            logger.warning("device authentication failed", metadata: ["cast.deviceAuth": "\(outcome)"])
+        } else {
+            logger.debug("device authentication", metadata: ["cast.deviceAuth": "\(outcome)"])
+        }
+        lifecycle.yield(.deviceAuthenticated(outcome))
     }
 
     /// Whether a connect failed because the peer said no (a reset: nothing listens there), as opposed to no
@@ -270,6 +373,10 @@ public final class CastConnection: Sendable {
     }
 
     private func handleInbound(_ message: CastMessage) {
+        if message.namespace == CastNamespace.deviceAuth, let reply = takeAuthReply() {
+            reply.succeed(message)
+            return
+        }
         if message.namespace == CastNamespace.connection,
             (try? message.json())?["type"]?.stringValue == "CLOSE"
         {

@@ -359,6 +359,147 @@ package nonisolated struct ProtoDeviceAuthMessage: Sendable {
   fileprivate var _error: ProtoAuthError? = nil
 }
 
+/// The CRL a device sends in AuthResponse.crl (openscreen's revocation.proto): each CRL is signed by a certificate
+/// that chains to a trust anchor and lists revoked public keys and serial-number ranges.
+package nonisolated struct ProtoCrlBundle: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var crls: [ProtoCrl] = []
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+package nonisolated struct ProtoCrl: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var tbsCrl: Data {
+    get {_tbsCrl ?? Data()}
+    set {_tbsCrl = newValue}
+  }
+  /// Returns true if `tbsCrl` has been explicitly set.
+  package var hasTbsCrl: Bool {self._tbsCrl != nil}
+  /// Clears the value of `tbsCrl`. Subsequent reads from it will return its default value.
+  package mutating func clearTbsCrl() {self._tbsCrl = nil}
+
+  package var signerCert: Data {
+    get {_signerCert ?? Data()}
+    set {_signerCert = newValue}
+  }
+  /// Returns true if `signerCert` has been explicitly set.
+  package var hasSignerCert: Bool {self._signerCert != nil}
+  /// Clears the value of `signerCert`. Subsequent reads from it will return its default value.
+  package mutating func clearSignerCert() {self._signerCert = nil}
+
+  package var signature: Data {
+    get {_signature ?? Data()}
+    set {_signature = newValue}
+  }
+  /// Returns true if `signature` has been explicitly set.
+  package var hasSignature: Bool {self._signature != nil}
+  /// Clears the value of `signature`. Subsequent reads from it will return its default value.
+  package mutating func clearSignature() {self._signature = nil}
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _tbsCrl: Data? = nil
+  fileprivate var _signerCert: Data? = nil
+  fileprivate var _signature: Data? = nil
+}
+
+package nonisolated struct ProtoTbsCrl: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var version: UInt64 {
+    get {_version ?? 0}
+    set {_version = newValue}
+  }
+  /// Returns true if `version` has been explicitly set.
+  package var hasVersion: Bool {self._version != nil}
+  /// Clears the value of `version`. Subsequent reads from it will return its default value.
+  package mutating func clearVersion() {self._version = nil}
+
+  package var notBeforeSeconds: UInt64 {
+    get {_notBeforeSeconds ?? 0}
+    set {_notBeforeSeconds = newValue}
+  }
+  /// Returns true if `notBeforeSeconds` has been explicitly set.
+  package var hasNotBeforeSeconds: Bool {self._notBeforeSeconds != nil}
+  /// Clears the value of `notBeforeSeconds`. Subsequent reads from it will return its default value.
+  package mutating func clearNotBeforeSeconds() {self._notBeforeSeconds = nil}
+
+  package var notAfterSeconds: UInt64 {
+    get {_notAfterSeconds ?? 0}
+    set {_notAfterSeconds = newValue}
+  }
+  /// Returns true if `notAfterSeconds` has been explicitly set.
+  package var hasNotAfterSeconds: Bool {self._notAfterSeconds != nil}
+  /// Clears the value of `notAfterSeconds`. Subsequent reads from it will return its default value.
+  package mutating func clearNotAfterSeconds() {self._notAfterSeconds = nil}
+
+  package var revokedPublicKeyHashes: [Data] = []
+
+  package var revokedSerialNumberRanges: [ProtoSerialNumberRange] = []
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _version: UInt64? = nil
+  fileprivate var _notBeforeSeconds: UInt64? = nil
+  fileprivate var _notAfterSeconds: UInt64? = nil
+}
+
+package nonisolated struct ProtoSerialNumberRange: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var issuerPublicKeyHash: Data {
+    get {_issuerPublicKeyHash ?? Data()}
+    set {_issuerPublicKeyHash = newValue}
+  }
+  /// Returns true if `issuerPublicKeyHash` has been explicitly set.
+  package var hasIssuerPublicKeyHash: Bool {self._issuerPublicKeyHash != nil}
+  /// Clears the value of `issuerPublicKeyHash`. Subsequent reads from it will return its default value.
+  package mutating func clearIssuerPublicKeyHash() {self._issuerPublicKeyHash = nil}
+
+  package var firstSerialNumber: UInt64 {
+    get {_firstSerialNumber ?? 0}
+    set {_firstSerialNumber = newValue}
+  }
+  /// Returns true if `firstSerialNumber` has been explicitly set.
+  package var hasFirstSerialNumber: Bool {self._firstSerialNumber != nil}
+  /// Clears the value of `firstSerialNumber`. Subsequent reads from it will return its default value.
+  package mutating func clearFirstSerialNumber() {self._firstSerialNumber = nil}
+
+  package var lastSerialNumber: UInt64 {
+    get {_lastSerialNumber ?? 0}
+    set {_lastSerialNumber = newValue}
+  }
+  /// Returns true if `lastSerialNumber` has been explicitly set.
+  package var hasLastSerialNumber: Bool {self._lastSerialNumber != nil}
+  /// Clears the value of `lastSerialNumber`. Subsequent reads from it will return its default value.
+  package mutating func clearLastSerialNumber() {self._lastSerialNumber = nil}
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _issuerPublicKeyHash: Data? = nil
+  fileprivate var _firstSerialNumber: UInt64? = nil
+  fileprivate var _lastSerialNumber: UInt64? = nil
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "cast_channel"
@@ -664,6 +805,178 @@ nonisolated extension ProtoDeviceAuthMessage: SwiftProtobuf.Message, SwiftProtob
     if lhs._challenge != rhs._challenge {return false}
     if lhs._response != rhs._response {return false}
     if lhs._error != rhs._error {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension ProtoCrlBundle: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".CrlBundle"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}crls\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.crls) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.crls.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.crls, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: ProtoCrlBundle, rhs: ProtoCrlBundle) -> Bool {
+    if lhs.crls != rhs.crls {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension ProtoCrl: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".Crl"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}tbs_crl\0\u{3}signer_cert\0\u{1}signature\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self._tbsCrl) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self._signerCert) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self._signature) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._tbsCrl {
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 1)
+    } }()
+    try { if let v = self._signerCert {
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._signature {
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 3)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: ProtoCrl, rhs: ProtoCrl) -> Bool {
+    if lhs._tbsCrl != rhs._tbsCrl {return false}
+    if lhs._signerCert != rhs._signerCert {return false}
+    if lhs._signature != rhs._signature {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension ProtoTbsCrl: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".TbsCrl"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{3}not_before_seconds\0\u{3}not_after_seconds\0\u{3}revoked_public_key_hashes\0\u{3}revoked_serial_number_ranges\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self._version) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self._notBeforeSeconds) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self._notAfterSeconds) }()
+      case 4: try { try decoder.decodeRepeatedBytesField(value: &self.revokedPublicKeyHashes) }()
+      case 5: try { try decoder.decodeRepeatedMessageField(value: &self.revokedSerialNumberRanges) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._version {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 1)
+    } }()
+    try { if let v = self._notBeforeSeconds {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._notAfterSeconds {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 3)
+    } }()
+    if !self.revokedPublicKeyHashes.isEmpty {
+      try visitor.visitRepeatedBytesField(value: self.revokedPublicKeyHashes, fieldNumber: 4)
+    }
+    if !self.revokedSerialNumberRanges.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.revokedSerialNumberRanges, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: ProtoTbsCrl, rhs: ProtoTbsCrl) -> Bool {
+    if lhs._version != rhs._version {return false}
+    if lhs._notBeforeSeconds != rhs._notBeforeSeconds {return false}
+    if lhs._notAfterSeconds != rhs._notAfterSeconds {return false}
+    if lhs.revokedPublicKeyHashes != rhs.revokedPublicKeyHashes {return false}
+    if lhs.revokedSerialNumberRanges != rhs.revokedSerialNumberRanges {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension ProtoSerialNumberRange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".SerialNumberRange"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}issuer_public_key_hash\0\u{3}first_serial_number\0\u{3}last_serial_number\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self._issuerPublicKeyHash) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self._firstSerialNumber) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self._lastSerialNumber) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._issuerPublicKeyHash {
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 1)
+    } }()
+    try { if let v = self._firstSerialNumber {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._lastSerialNumber {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 3)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: ProtoSerialNumberRange, rhs: ProtoSerialNumberRange) -> Bool {
+    if lhs._issuerPublicKeyHash != rhs._issuerPublicKeyHash {return false}
+    if lhs._firstSerialNumber != rhs._firstSerialNumber {return false}
+    if lhs._lastSerialNumber != rhs._lastSerialNumber {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -41,6 +41,8 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var sawFirstByte = false
     private var pendingWrites: [(ByteBuffer, EventLoopPromise<Void>?)] = []
     private var handshakeTimer: Scheduled<Void>?
+    /// The certificate the peer presented (DER), once the handshake is done; empty when it presented none.
+    private(set) var peerCertificate: [UInt8] = []
     /// The largest TLS record's plaintext; one read never yields more.
     private static let readChunk = 16 * 1024
 
@@ -151,6 +153,9 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             flushCiphertext(context: context, promise: nil)
             context.flush()
             let version = String(cString: SSL_get_version(ssl))
+            if let certificate = SSL_get1_peer_certificate(ssl) {
+                peerCertificate = X509Certificate(adopting: certificate).der
+            }
             handshakePromise?.succeed()
             context.fireUserInboundEventTriggered(TLSHandshakeCompleted(protocolVersion: version))
             let writes = pendingWrites
