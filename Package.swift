@@ -376,7 +376,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CastStyleConfigTests",
-            dependencies: ["CastStyleConfig", "CastSession", "CastLogging", "CastDiscovery"],
+            dependencies: ["CastStyleConfig", "CastSession", "CastLogging", "CastDiscovery", "CastTransport"],
             path: "Tests/CastStyleConfigTests"
         ),
         .testTarget(

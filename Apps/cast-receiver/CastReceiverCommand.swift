@@ -4,6 +4,7 @@ import CastLogging
 import CastReceiver
 import CastTransport
 import Dispatch
+import Foundation
 import Logging
 
 #if canImport(Glibc)
@@ -46,6 +47,27 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Option(help: "Model name.") var model = "Chromecast"
     @Option(help: "PEM certificate file (default: a fresh 3-day self-signed certificate).") var cert: String?
     @Option(help: "PEM private key file for --cert.") var key: String?
+    @Flag(
+        help: """
+            Answer device-authentication challenges with a test chain (root → intermediate → device) and a 2-day TLS \
+            certificate; prints the trust anchor's file for senders (cast --trust-anchors).
+            """
+    )
+    var deviceAuth = false
+    @Option(
+        help: """
+            With --device-auth: load the chain from this folder (root.pem, intermediate.pem, device.pem, \
+            device-key.pem, optional crl.bin), or write a new one there; default: a new one in a temporary folder.
+            """
+    )
+    var deviceAuthDir: String?
+    @Option(
+        help: ArgumentHelp(
+            "With --device-auth: fail one verification step.",
+            discussion: EmulatedDeviceAuth.Fault.allCases.map(\.rawValue).joined(separator: ", ")
+        )
+    )
+    var deviceAuthFault: String?
     @Option(help: "Write every frame in and out as JSON lines to this file.") var wireLog: String?
     @Option(help: "Duration in seconds of media that declares none.") var defaultDuration = 600.0
     @Option(help: "Seconds each LOAD spends loading.") var loadDuration = 0.0
@@ -125,6 +147,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
         if let cert, let key {
             identity = TLSIdentity(certificatePEM: try readFile(cert), privateKeyPEM: try readFile(key))
         }
+        let auth = try deviceAuth ? makeDeviceAuth() : nil
 
         let configurations = CastReceiverEmulator.configurations(
             count: devices,
@@ -137,6 +160,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
             configuration.apps = apps
             configuration.faults = faults
             configuration.identity = identity
+            configuration.deviceAuth = auth
             configuration.defaultMediaDuration = defaultDuration
             configuration.loadDuration = loadDuration
             configuration.fetchesMedia = fetchMedia
@@ -204,6 +228,57 @@ struct CastReceiverCommand: AsyncParsableCommand {
             say("cast-receiver: note: listening on \(host) only: senders on other hosts cannot connect (see --host)")
         }
         return publisher
+    }
+
+    /// The `--device-auth` credentials: loaded from, or made and written to, `--device-auth-dir`; the trust
+    /// anchor is written beside them and its path printed.
+    private func makeDeviceAuth() throws -> EmulatedDeviceAuth {
+        var fault: EmulatedDeviceAuth.Fault?
+        if let deviceAuthFault {
+            guard let known = EmulatedDeviceAuth.Fault(rawValue: deviceAuthFault) else {
+                throw ValidationError(
+                    "--device-auth-fault must be one of "
+                        + EmulatedDeviceAuth.Fault.allCases.map(\.rawValue).joined(separator: ", ")
+                )
+            }
+            fault = known
+        }
+        let folder = deviceAuthDir ?? FileManager.default.temporaryDirectory.path + "/cast-receiver-auth-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var auth: EmulatedDeviceAuth
+        if deviceAuthDir != nil, FileManager.default.fileExists(atPath: folder + "/device.pem") {
+            let credentials = CastDeviceCredentials(
+                rootCertificatePEM: try readFile(folder + "/root.pem"),
+                intermediateCertificatePEMs: [try readFile(folder + "/intermediate.pem")],
+                deviceCertificatePEM: try readFile(folder + "/device.pem"),
+                deviceKeyPEM: try readFile(folder + "/device-key.pem"),
+                crlBundle: LocalFiles.read(folder + "/crl.bin")
+            )
+            let days = fault == .longLivedTLSCertificate ? 30 : 2
+            auth = EmulatedDeviceAuth(
+                credentials: credentials,
+                tlsIdentity: try TLSIdentity.makeSelfSigned(validity: .seconds(days * 86_400)),
+                fault: fault
+            )
+        } else {
+            auth = try EmulatedDeviceAuth(fault: fault)
+            let credentials = auth.credentials
+            try write(credentials.rootCertificatePEM, to: folder + "/root.pem")
+            try write(credentials.intermediateCertificatePEMs.joined(), to: folder + "/intermediate.pem")
+            try write(credentials.deviceCertificatePEM, to: folder + "/device.pem")
+            try write(credentials.deviceKeyPEM, to: folder + "/device-key.pem")
+            if let crl = credentials.crlBundle {
+                try Data(crl).write(to: URL(fileURLWithPath: folder + "/crl.bin"))
+            }
+        }
+        let anchor = folder + "/trust-anchor.pem"
+        try write(auth.trustAnchorPEM, to: anchor)
+        say("cast-receiver: device auth: trust anchor \(anchor)\(fault.map { " (fault: \($0.rawValue))" } ?? "")")
+        return auth
+    }
+
+    private func write(_ text: String, to path: String) throws {
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
     }
 
     private func readFile(_ path: String) throws -> String {

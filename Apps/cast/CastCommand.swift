@@ -11,7 +11,7 @@ struct CastCommand: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 ok, 1 the receiver refused (for example a load failed), 2 usage error, \
             3 no device or cannot connect, 4 timed out, 5 nothing to control (the device is idle, or its app \
-            plays no media).
+            plays no media), 6 the device failed --device-auth require.
 
             Control commands act on the device named with --device/--host (the session saved for it, or \
             whatever it plays, joined — also what another sender started), else on the session this program \

@@ -36,6 +36,15 @@ struct GlobalOptions: ParsableArguments {
     )
     var via: String?
     @Option(help: "castd's bearer token for --via (also CAST_VIA_TOKEN).") var viaToken: String?
+    @Option(
+        help: """
+            Device authentication: off, warn (report a device that cannot prove it is genuine) or require \
+            (refuse it, exit 6). Default: the profile's, warn.
+            """
+    )
+    var deviceAuth: String?
+    @Option(help: "PEM file of the root certificates devices must chain to (Google's Cast roots, or your own).")
+    var trustAnchors: String?
 
     /// The --host entries as static devices.
     var staticDevices: [CastDevice] {
@@ -58,6 +67,9 @@ struct GlobalOptions: ParsableArguments {
     func validate() throws {
         if let timeout { guard timeout > 0 else { throw ValidationError("--timeout must be positive") } }
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1…65535") }
+        if let deviceAuth, DeviceAuthPolicy(rawValue: deviceAuth) == nil {
+            throw ValidationError("--device-auth must be off, warn or require")
+        }
     }
 }
 
@@ -68,6 +80,7 @@ enum CastExit {
     static let noDevice = ExitCode(3)
     static let timedOut = ExitCode(4)
     static let nothingToControl = ExitCode(5)
+    static let deviceNotAuthenticated = ExitCode(6)
 }
 
 /// What every command needs: logging, options, output, device and session lookup, error mapping.
@@ -103,6 +116,8 @@ struct CLIRuntime: Sendable {
             overrides["timeouts.connect"] = "\(Int(timeout * 1000))ms"
         }
         if let level = global.logLevel { overrides["logging.level"] = level }
+        if let policy = global.deviceAuth { overrides["deviceAuth.policy"] = policy }
+        if let anchors = global.trustAnchors { overrides["deviceAuth.trustAnchors"] = anchors }
         profile = try ProfileResolver.standard(
             cliOverrides: overrides,
             explicitProfilePath: global.profile,
@@ -160,6 +175,9 @@ struct CLIRuntime: Sendable {
             switch error {
             case let error as CastSessionError:
                 switch error.code {
+                case .deviceAuthenticationFailed where (error.cause as? CastTransportError)?.code == .authNotConfigured:
+                    return (CastExit.usage, "configuration")
+                case .deviceAuthenticationFailed: return (CastExit.deviceNotAuthenticated, "device-auth")
                 case .connectFailed, .sessionNotFound, .notConnected, .connectionLost, .resumeFailed:
                     return (CastExit.noDevice, "no-device")
                 case .timedOut: return (CastExit.timedOut, "timeout")
@@ -175,6 +193,8 @@ struct CLIRuntime: Sendable {
                 case .notSupported: return (CastExit.failed, "unsupported")
                 default: return (CastExit.failed, "receiver")
                 }
+            case let error as CastTransportError where error.isDeviceAuthFailure:
+                return (CastExit.deviceNotAuthenticated, "device-auth")
             case let error as CastTransportError:
                 return error.code == .requestTimedOut
                     ? (CastExit.timedOut, "timeout") : (CastExit.noDevice, "no-device")

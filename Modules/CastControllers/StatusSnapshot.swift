@@ -22,6 +22,8 @@ public struct StatusSnapshot: Sendable {
     public var position: Double?
     public var queueIndex: Int?
     public var queueCount: Int?
+    /// Whether the device proved it is a genuine Cast device; `nil` when unknown.
+    public var deviceAuthentication: DeviceAuthentication?
 
     /// Captures `session` now.
     public init(session: CastSession) {
@@ -33,6 +35,7 @@ public struct StatusSnapshot: Sendable {
         appID = session.application.applicationID
         appName = session.application.name
         sessionID = session.sessionID
+        deviceAuthentication = session.deviceAuthentication
         deviceVolume = session.deviceStatus?.volumeLevel
         deviceMuted = session.deviceStatus?.isMuted
         if let client = session.remoteMediaClient, let status = client.mediaStatus {
@@ -56,6 +59,7 @@ public struct StatusSnapshot: Sendable {
         appID = activity.application?.applicationID
         appName = activity.application?.name
         sessionID = activity.application?.sessionID
+        deviceAuthentication = activity.deviceAuthentication
         deviceVolume = activity.deviceStatus.volumeLevel
         deviceMuted = activity.deviceStatus.isMuted
         media = activity.mediaStatus
@@ -82,6 +86,7 @@ public struct StatusSnapshot: Sendable {
         ]
         if let deviceVolume { device["volume"] = .number(deviceVolume) }
         if let deviceMuted { device["muted"] = .bool(deviceMuted) }
+        if let deviceAuthentication { device["authentication"] = deviceAuthentication.json }
         var result: JSONValue = ["device": device, "app": .null]
         if let appID {
             var app: JSONValue = ["id": .string(appID)]
@@ -134,6 +139,9 @@ public struct StatusSnapshot: Sendable {
             app += "  volume \(Int((deviceVolume * 100).rounded()))%\(deviceMuted == true ? " (muted)" : "")"
         }
         lines.append(style.paint(app, style.body))
+        if let authentication = deviceAuthentication, authentication.wasAttempted {
+            lines.append(style.paint("device authentication: \(authentication)", style.caption))
+        }
         guard let media else {
             lines.append(style.paint("media: none", style.body))
             return lines

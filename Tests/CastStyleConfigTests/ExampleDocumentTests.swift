@@ -34,6 +34,7 @@ struct ExampleDocumentTests {
             Set(explicit.filter { $0.source.kind == .profile }.map(\.key))
                 == Set(ProfileResolver.keys.map(\.key)).subtracting([
                     "credentials.data", "credentials.type", "style.path", "session.stateDirectory",
+                    "deviceAuth.trustAnchors",
                     "daemon.site", "daemon.brokerUsername", "daemon.brokerPasswordFile", "daemon.brokerCAFile",
                 ])
                 .union(["staticDevices"])

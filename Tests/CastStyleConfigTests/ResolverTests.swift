@@ -4,6 +4,7 @@ import CastDiscovery
 import CastLogging
 import CastSession
 import CastStyleConfig
+import CastTransport
 import Testing
 
 @Suite("Precedence and provenance")
@@ -275,6 +276,38 @@ struct ResolverTests {
         #expect(!resolved.formattedProvenance().contains("s3cret"))
         expectConfigError(.invalidValue) { () throws(CastConfigError) in
             _ = try ProfileResolver(environment: ["CAST_CREDENTIALS_TYPE": "web"]).resolve()
+        }
+    }
+
+    @Test("deviceAuth reads its trust anchors relative to the profile and refuses a policy or file it cannot use")
+    func deviceAuth() throws {
+        let directory = TemporaryDirectory()
+        let root = try CastDeviceCredentials.makeTestChain(
+            {
+                var options = CastDeviceCredentials.ChainOptions()
+                options.keyBits = 1024
+                options.includesCRL = false
+                return options
+            }()
+        ).rootCertificatePEM
+        directory.write("certs/cast-roots.pem", root)
+        let path = directory.write(
+            "profiles/p.xml",
+            profileXML(#"<deviceAuth policy="require" trustAnchors="../certs/cast-roots.pem" allowSHA1="true"/>"#)
+        )
+        let resolved = try ProfileResolver(userProfilePath: path).resolve()
+        #expect(resolved.options.deviceAuth.policy == .require)
+        #expect(resolved.options.deviceAuth.allowsSHA1)
+        #expect(resolved.options.deviceAuth.trustAnchors?.certificates.count == 1)
+        #expect(
+            resolved.value(forKey: "deviceAuth.trustAnchors")?.value
+                == directory.url("profiles/../certs/cast-roots.pem")
+        )
+        expectConfigError(.invalidValue) { () throws(CastConfigError) in
+            _ = try ProfileResolver(environment: ["CAST_DEVICE_AUTH": "always"]).resolve()
+        }
+        expectConfigError(.invalidValue) { () throws(CastConfigError) in
+            _ = try ProfileResolver(environment: ["CAST_TRUST_ANCHORS": directory.url("profiles/p.xml")]).resolve()
         }
     }
 

@@ -31,17 +31,54 @@ def check(name, condition, detail=""):
     print(f"{'PASS' if condition else 'FAIL'} {name}{(': ' + str(detail)) if detail and not condition else ''}", flush=True)
 
 
-def start_receiver(*args):
+def start_receiver(*args, banner=None):
+    """Starts cast-receiver; returns its first device's port (and, into `banner`, every line it printed)."""
     process = subprocess.Popen([RECEIVER, "--no-mdns", "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, env=ENV)
     receivers.append(process)
     port = None
     for line in process.stdout:
+        if banner is not None:
+            banner.append(line)
         if " on 127.0.0.1:" in line and port is None:
             port = int(line.rsplit(":", 1)[1])
         if "ready" in line:
             break
     return port
+
+
+def start_authenticating_receiver(*args):
+    """A cast-receiver with --device-auth: its port and the trust anchor file it printed."""
+    banner = []
+    port = start_receiver("--device-auth", *args, banner=banner)
+    anchor = next(line.split("trust anchor ", 1)[1].split(" (", 1)[0].strip() for line in banner if "trust anchor" in line)
+    return port, anchor
+
+
+def device_auth():
+    """`--device-auth require` verifies the emulator's chain, refuses a faulty one with exit 6; warn goes on."""
+    port, anchor = start_authenticating_receiver()
+    host = ["--host", f"127.0.0.1:{port}"]
+    code, payload, output = cast("status", *host, "--device-auth", "require", "--trust-anchors", anchor, "--json")
+    authentication = ((payload or {}).get("device") or {}).get("authentication") or {}
+    check("status --device-auth require: verified", code == 0 and authentication.get("result") == "verified", output)
+    code, _, output = cast("play", URL_A, *host, "--detach", "--device-auth", "require", "--trust-anchors", anchor)
+    check("play --device-auth require on a genuine device plays", code == 0, output)
+    code, payload, output = cast("status", *host, "--json")
+    authentication = ((payload or {}).get("device") or {}).get("authentication") or {}
+    check("status without trust anchors: not attempted", authentication.get("result") == "notAttempted", output)
+    code, _, output = cast("status", *host, "--device-auth", "require")
+    check("--device-auth require without --trust-anchors is a usage error", code == 2 and "trust anchors" in output, output)
+
+    bad, bad_anchor = start_authenticating_receiver("--device-auth-fault", "wrong-signature")
+    bad_host = ["--host", f"127.0.0.1:{bad}"]
+    code, _, output = cast("play", URL_A, *bad_host, "--detach", "--device-auth", "require", "--trust-anchors", bad_anchor)
+    check("play --device-auth require on a bad signature exits 6", code == 6 and "authInvalidSignature" in output, output)
+    code, payload, output = cast("status", *bad_host, "--trust-anchors", bad_anchor, "--json")
+    authentication = ((payload or {}).get("device") or {}).get("authentication") or {}
+    check("warn (the default) goes on and reports the failed step",
+          code == 0 and authentication.get("result") == "failed" and authentication.get("step") == "authInvalidSignature",
+          output)
 
 
 def cast(*args, timeout=60, env=None):
@@ -653,6 +690,7 @@ def main():
         transcoding()
         page_urls()
         through_castd()
+        device_auth()
     finally:
         for process in receivers:
             process.terminate()

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Third-party interop against cast-receiver, with pychromecast 14.0.10 from PyPI:
 #  1. pychromecast drives a whole session (pychromecast_session.py);
-#  2. pychromecast starts a session and the `cast` binary observes and controls it (pychromecast_join.py).
+#  2. pychromecast starts a session and the `cast` binary observes and controls it (pychromecast_join.py);
+#  3. the session again against an emulator with --device-auth (its own chain and a 2-day TLS certificate):
+#     senders that never challenge keep working.
 # Each runs against its own emulator. Prints every check and `N passed, M failed` (both summed) last; exits
 # non-zero on any failure.
 set -uo pipefail
@@ -14,15 +16,18 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pychromecast" 
 fi
 swift build --product cast-receiver >/dev/null && swift build --product cast >/dev/null || exit 1
 out=$(mktemp)
+auth=$(mktemp -d)
 receiver=
-trap 'rm -f "$out"' EXIT
+trap 'rm -rf "$out" "$auth"' EXIT
 passed=0
 failed=0
 status=0
 
-# Starts an emulator; sets $port.
+# Starts an emulator (NAME, then extra flags); sets $port.
 start_receiver() {
-    .build/debug/cast-receiver --no-mdns --port 0 --wire-log ".build/interop-$1.jsonl" >"$out" 2>&1 &
+    local name=$1
+    shift
+    .build/debug/cast-receiver --no-mdns --port 0 --wire-log ".build/interop-$name.jsonl" "$@" >"$out" 2>&1 &
     receiver=$!
     for _ in $(seq 1 200); do grep -q "ready" "$out" && break; sleep 0.05; done
     port=$(grep -o 'on 127.0.0.1:[0-9]*' "$out" | head -1 | cut -d: -f2)
@@ -52,6 +57,9 @@ run Tools/interop/pychromecast_session.py 127.0.0.1 "$port"
 stop_receiver
 start_receiver join
 run Tools/interop/pychromecast_join.py .build/debug/cast 127.0.0.1 "$port"
+stop_receiver
+start_receiver device-auth --device-auth --device-auth-dir "$auth"
+run Tools/interop/pychromecast_session.py 127.0.0.1 "$port"
 stop_receiver
 echo "$passed passed, $failed failed"
 [ "$status" = 0 ] && [ "$failed" = 0 ]

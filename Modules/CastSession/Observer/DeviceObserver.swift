@@ -19,18 +19,22 @@ public struct DeviceActivity: Sendable, Hashable {
     /// `false` while the connection to the device is lost and being re-established (or was given up): the
     /// statuses are then the last ones known.
     public var isReachable: Bool
+    /// Whether the device proved it is a genuine Cast device on the observer's connection; `nil` when unknown.
+    public var deviceAuthentication: DeviceAuthentication?
 
     /// Creates an activity snapshot.
     public init(
         device: CastDevice,
         deviceStatus: DeviceStatus,
         mediaStatus: MediaStatus? = nil,
-        isReachable: Bool = true
+        isReachable: Bool = true,
+        deviceAuthentication: DeviceAuthentication? = nil
     ) {
         self.device = device
         self.deviceStatus = deviceStatus
         self.mediaStatus = mediaStatus
         self.isReachable = isReachable
+        self.deviceAuthentication = deviceAuthentication
     }
 
     /// The running app; `nil` when the device is idle (its idle screen counts as idle).
@@ -96,7 +100,8 @@ public final class DeviceObserver: Sendable {
                     device: device,
                     deviceStatus: $0,
                     mediaStatus: mediaClient?.mediaStatus,
-                    isReachable: isReachable
+                    isReachable: isReachable,
+                    deviceAuthentication: connection?.deviceAuthentication
                 )
             }
         }
@@ -311,8 +316,10 @@ public final class DeviceObserver: Sendable {
 
     private func handle(_ event: CastConnectionEvent, on connection: CastConnection) async {
         switch event {
-        case .connected, .deviceAuthenticated:
+        case .connected:
             break
+        case .deviceAuthenticated:
+            publish()
         case .virtualConnectionClosed(let endpoint):
             // The app went away; the RECEIVER_STATUS that follows says what runs now.
             let dropped = state.withLockedValue { state -> Bool in

@@ -109,6 +109,11 @@ public struct ResolvedProfile: Sendable {
 /// | `session.stopReceiverApplicationOnEnd` | `CAST_STOP_RECEIVER_APPLICATION_ON_END` | `false` |
 /// | `session.waitWhileSuspended` | `CAST_WAIT_WHILE_SUSPENDED` | `false` |
 /// | `session.stateDirectory` | `CAST_STATE_DIRECTORY` | `default` |
+/// | `deviceAuth.policy` | `CAST_DEVICE_AUTH` | `warn` |
+/// | `deviceAuth.trustAnchors` | `CAST_TRUST_ANCHORS` | none |
+/// | `deviceAuth.allowSHA1` | `CAST_DEVICE_AUTH_ALLOW_SHA1` | `false` |
+/// | `deviceAuth.checkRevocation` | `CAST_DEVICE_AUTH_CHECK_REVOCATION` | `false` |
+/// | `deviceAuth.timeout` | `CAST_DEVICE_AUTH_TIMEOUT` | `5s` |
 /// | `volume.step` | `CAST_VOLUME_STEP` | `receiver` |
 /// | `logging.level` | `CAST_LOG_LEVEL` | `info` |
 /// | `style.path` | `CAST_STYLE` | `built-in` |

@@ -437,6 +437,60 @@ extension ProfileSetting {
             current: { $0.options.stateDirectory ?? "default" }
         ),
         ProfileSetting(
+            key: "deviceAuth.policy",
+            environmentVariable: "CAST_DEVICE_AUTH",
+            summary: "Challenge devices to prove they are genuine: off, warn or require (DeviceAuthOptions.policy).",
+            apply: { (target, text) throws(ValueProblem) in
+                guard let policy = DeviceAuthPolicy(rawValue: text.trimmingASCIIWhitespace()) else {
+                    throw ValueProblem(expectation: "one of off, warn, require")
+                }
+                target.options.deviceAuth.policy = policy
+            },
+            current: { $0.options.deviceAuth.policy.rawValue }
+        ),
+        ProfileSetting(
+            key: "deviceAuth.trustAnchors",
+            environmentVariable: "CAST_TRUST_ANCHORS",
+            summary: "PEM file of the roots device certificates must chain to (DeviceAuthOptions.trustAnchors).",
+            isPath: true,
+            apply: { (target, text) throws(ValueProblem) in
+                let path = try ProfileValues.path(text)
+                do throws(CastTransportError) {
+                    target.options.deviceAuth.trustAnchors = try TrustAnchors(contentsOfFile: path)
+                } catch {
+                    throw ValueProblem(expectation: "a readable PEM file of certificates (\(error.message))")
+                }
+            },
+            current: { $0.options.deviceAuth.trustAnchors?.source ?? "none" }
+        ),
+        ProfileSetting(
+            key: "deviceAuth.allowSHA1",
+            environmentVariable: "CAST_DEVICE_AUTH_ALLOW_SHA1",
+            summary: "Accept devices that sign with SHA-1 (DeviceAuthOptions.allowsSHA1).",
+            apply: { (target, text) throws(ValueProblem) in
+                target.options.deviceAuth.allowsSHA1 = try ProfileValues.bool(text)
+            },
+            current: { String($0.options.deviceAuth.allowsSHA1) }
+        ),
+        ProfileSetting(
+            key: "deviceAuth.checkRevocation",
+            environmentVariable: "CAST_DEVICE_AUTH_CHECK_REVOCATION",
+            summary: "Refuse certificates the device's CRL revokes (DeviceAuthOptions.checksRevocation).",
+            apply: { (target, text) throws(ValueProblem) in
+                target.options.deviceAuth.checksRevocation = try ProfileValues.bool(text)
+            },
+            current: { String($0.options.deviceAuth.checksRevocation) }
+        ),
+        ProfileSetting(
+            key: "deviceAuth.timeout",
+            environmentVariable: "CAST_DEVICE_AUTH_TIMEOUT",
+            summary: "How long a device has to answer the challenge (DeviceAuthOptions.timeout).",
+            apply: { (target, text) throws(ValueProblem) in
+                target.options.deviceAuth.timeout = try ProfileValues.duration(text)
+            },
+            current: { ProfileValues.format($0.options.deviceAuth.timeout) }
+        ),
+        ProfileSetting(
             key: "volume.step",
             environmentVariable: "CAST_VOLUME_STEP",
             summary: "Device-volume step of the volume keys, or receiver for the receiver's (CastOptions.volumeStep).",

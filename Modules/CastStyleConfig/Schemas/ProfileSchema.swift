@@ -96,6 +96,14 @@ let profileXSD = #"""
         </xs:restriction>
       </xs:simpleType>
 
+      <xs:simpleType name="deviceAuthPolicy">
+        <xs:annotation><xs:documentation>one of off, warn, require</xs:documentation></xs:annotation>
+        <xs:restriction base="xs:token">
+          <xs:enumeration value="off"/>
+          <xs:enumeration value="warn"/>
+          <xs:enumeration value="require"/>
+        </xs:restriction>
+      </xs:simpleType>
       <xs:simpleType name="credentialsType">
         <xs:annotation><xs:documentation>one of android, ios, web, cloud</xs:documentation></xs:annotation>
         <xs:restriction base="xs:token">
@@ -322,6 +330,15 @@ let profileXSD = #"""
                 <xs:attribute name="stopReceiverApplicationOnEnd" type="xs:boolean"/>
                 <xs:attribute name="waitWhileSuspended" type="xs:boolean"/>
                 <xs:attribute name="stateDirectory" type="p:path"/>
+              </xs:complexType>
+            </xs:element>
+            <xs:element name="deviceAuth" minOccurs="0">
+              <xs:complexType>
+                <xs:attribute name="policy" type="p:deviceAuthPolicy"/>
+                <xs:attribute name="trustAnchors" type="p:path"/>
+                <xs:attribute name="allowSHA1" type="xs:boolean"/>
+                <xs:attribute name="checkRevocation" type="xs:boolean"/>
+                <xs:attribute name="timeout" type="p:duration"/>
               </xs:complexType>
             </xs:element>
             <xs:element name="volume" minOccurs="0">

@@ -116,6 +116,12 @@ public enum DeviceAuthentication: Sendable, Hashable, CustomStringConvertible {
         self = .failed(code: error.code, message: error.message)
     }
 
+    /// Whether a challenge was sent (the result is pending, verified or failed).
+    public var wasAttempted: Bool {
+        if case .notAttempted = self { return false }
+        return true
+    }
+
     /// Whether the device is verified.
     public var isVerified: Bool {
         if case .verified = self { return true }
