@@ -320,6 +320,7 @@ let package = Package(
             name: "CastTransportTests",
             dependencies: [
                 "CastTransport",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
