@@ -109,6 +109,8 @@ public final class CastConnection: Sendable {
         var authentication = DeviceAuthentication.notAttempted(reason: "not connected yet")
         /// Where the answer to the outstanding device-auth challenge goes.
         var authReply: EventLoopPromise<CastMessage>?
+        /// Counts challenges: the timer, close and result of an earlier one must not touch a later one's.
+        var authChallenge = 0
     }
 
     /// The peer's host name or address.
@@ -279,24 +281,29 @@ public final class CastConnection: Sendable {
         }.get()
         let nonce = DeviceAuthVerifier.makeNonce()
         let reply = channel.eventLoop.makePromise(of: CastMessage.self)
-        state.withLockedValue {
-            $0.authReply?.fail(CastTransportError(.connectionClosed, "a new connection replaced the challenged one"))
-            $0.authReply = reply
-            $0.authentication = .pending
+        let (replaced, challenge) = state.withLockedValue { state in
+            defer {
+                state.authReply = reply
+                state.authentication = .pending
+                state.authChallenge += 1
+            }
+            return (state.authReply, state.authChallenge + 1)
         }
+        // Completed outside the lock: its callbacks may run at once, on this thread.
+        replaced?.fail(CastTransportError(.connectionClosed, "a new connection replaced the challenged one"))
         let timeout = channel.eventLoop.scheduleTask(in: TimeAmount(options.timeout)) { [weak self] in
-            self?.takeAuthReply()?.fail(
+            self?.takeAuthReply(challenge)?.fail(
                 CastTransportError(.authTimedOut, "the device did not answer the challenge within \(options.timeout)")
             )
         }
+        reply.futureResult.whenComplete { _ in timeout.cancel() }
         channel.closeFuture.whenComplete { [weak self] _ in
-            self?.takeAuthReply()?.fail(
+            self?.takeAuthReply(challenge)?.fail(
                 CastTransportError(.connectionClosed, "the connection closed during the challenge")
             )
         }
         let verifier = DeviceAuthVerifier(options: options)
         let result = reply.futureResult.map { answer -> DeviceAuthentication in
-            timeout.cancel()
             do throws(CastTransportError) {
                 let now = Int(Date().timeIntervalSince1970)
                 return .verified(
@@ -312,23 +319,32 @@ public final class CastConnection: Sendable {
             RouterCommand.send(DeviceAuthVerifier.challenge(nonce: nonce, from: configuration.localID))
         ).get()
         guard options.policy == .require else {
-            result.whenSuccess { [weak self] outcome in self?.record(outcome) }
+            result.whenSuccess { [weak self] outcome in self?.record(outcome, of: challenge) }
             return
         }
         let outcome = try await result.get()
-        record(outcome)
+        record(outcome, of: challenge)
         if case .failed(let code, let message) = outcome { throw CastTransportError(code, message) }
     }
 
-    private func takeAuthReply() -> EventLoopPromise<CastMessage>? {
+    /// The outstanding challenge's reply promise, taken so that only one completes it; with `challenge`, only
+    /// when that challenge is still the outstanding one.
+    private func takeAuthReply(_ challenge: Int? = nil) -> EventLoopPromise<CastMessage>? {
         state.withLockedValue { state in
+            guard challenge == nil || challenge == state.authChallenge else { return nil }
             defer { state.authReply = nil }
             return state.authReply
         }
     }
 
-    private func record(_ outcome: DeviceAuthentication) {
-        state.withLockedValue { $0.authentication = outcome }
+    /// Keeps and announces `outcome`, unless a later challenge has replaced `challenge`.
+    private func record(_ outcome: DeviceAuthentication, of challenge: Int) {
+        let isCurrent = state.withLockedValue { state -> Bool in
+            guard state.authChallenge == challenge else { return false }
+            state.authentication = outcome
+            return true
+        }
+        guard isCurrent else { return }
         if case .failed = outcome {
             logger.warning("device authentication failed", metadata: ["cast.deviceAuth": "\(outcome)"])
         } else {
