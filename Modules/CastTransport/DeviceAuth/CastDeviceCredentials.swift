@@ -85,7 +85,7 @@ public struct CastDeviceCredentials: Sendable, Hashable {
             ]
         )
         let deviceKey = try PrivateKey.generate(bits: UInt32(options.keyBits))
-        var deviceExtensions: [(Int32, String)] = [
+        let deviceExtensions: [(Int32, String)] = [
             (NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"),
             (NID_ext_key_usage, "clientAuth"), (NID_subject_key_identifier, "hash"),
             (NID_authority_key_identifier, "keyid:always"),
@@ -124,8 +124,14 @@ public struct CastDeviceCredentials: Sendable, Hashable {
 
     /// The device certificate, DER encoded, as an answer carries it.
     public func deviceCertificateDER() throws -> [UInt8] {
-        try X509Certificate.derCertificates(fromPEM: deviceCertificatePEM, source: "the device certificate").first
-            ?? { throw CastTransportError(.authNotConfigured, "the device certificate PEM holds no certificate") }()
+        let certificates = try X509Certificate.derCertificates(
+            fromPEM: deviceCertificatePEM,
+            source: "the device certificate"
+        )
+        guard let device = certificates.first else {
+            throw CastTransportError(.authNotConfigured, "the device certificate PEM holds no certificate")
+        }
+        return device
     }
 
     /// The intermediates, DER encoded.
@@ -208,7 +214,7 @@ final class PrivateKey {
     convenience init(pem: String) throws {
         let key = try withMemoryBIO(pem) { bio in
             guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else {
-                throw OpenSSLErrorQueue.error(.authNotConfigured, "the device key is not PEM")
+                throw OpenSSLErrorQueue.error(.tlsFailure, "the private key is not PEM")
             }
             return key
         }

@@ -36,17 +36,22 @@ final class X509Certificate {
 
     deinit { X509_free(pointer) }
 
+    /// Every certificate of a PEM bundle, in order; none when the text holds none.
+    static func all(fromPEM text: String) throws -> [X509Certificate] {
+        try withMemoryBIO(text) { bio in
+            var certificates: [X509Certificate] = []
+            while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
+                certificates.append(X509Certificate(adopting: certificate))
+            }
+            ERR_clear_error()  // the loop ends on a "no start line" error
+            return certificates
+        }
+    }
+
     /// Every certificate of a PEM bundle, as DER.
     static func derCertificates(fromPEM text: String, source: String) throws(CastTransportError) -> [[UInt8]] {
         do {
-            return try withMemoryBIO(text) { bio in
-                var certificates: [[UInt8]] = []
-                while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
-                    certificates.append(X509Certificate(adopting: certificate).der)
-                }
-                ERR_clear_error()  // the loop ends on a "no start line" error
-                return certificates
-            }
+            return try all(fromPEM: text).map(\.der)
         } catch {
             throw CastTransportError(.authNotConfigured, "cannot read the certificates of \(source): \(error)")
         }

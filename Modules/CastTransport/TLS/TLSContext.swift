@@ -46,18 +46,11 @@ public final class TLSContext: @unchecked Sendable {
         SSL_CTX_set_verify(context.handle, SSL_VERIFY_PEER, nil)
         if let trustRootsPEM {
             let store = SSL_CTX_get_cert_store(context.handle)
-            try withMemoryBIO(trustRootsPEM) { bio in
-                var added = 0
-                while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
-                    X509_STORE_add_cert(store, certificate)
-                    X509_free(certificate)
-                    added += 1
-                }
-                ERR_clear_error()  // the loop ends on a "no start line" error
-                guard added > 0 else {
-                    throw CastTransportError(.tlsFailure, "no PEM certificate among the trust roots")
-                }
+            let roots = try X509Certificate.all(fromPEM: trustRootsPEM)
+            guard !roots.isEmpty else {
+                throw CastTransportError(.tlsFailure, "no PEM certificate among the trust roots")
             }
+            withExtendedLifetime(roots) { for root in roots { X509_STORE_add_cert(store, root.pointer) } }
         } else {
             guard SSL_CTX_set_default_verify_paths(context.handle) == 1 else {
                 throw OpenSSLErrorQueue.error(.tlsFailure, "cannot load the system trust store")
@@ -72,21 +65,15 @@ public final class TLSContext: @unchecked Sendable {
     ///   cannot be read or do not belong together.
     public static func makeServerContext(identity: TLSIdentity) throws -> TLSContext {
         let context = try TLSContext(method: TLS_server_method(), isClient: false)
-        try withMemoryBIO(identity.certificatePEM) { bio in
-            guard let certificate = PEM_read_bio_X509(bio, nil, nil, nil) else {
-                throw OpenSSLErrorQueue.error(.tlsFailure, "the certificate is not PEM")
-            }
-            defer { X509_free(certificate) }
-            guard SSL_CTX_use_certificate(context.handle, certificate) == 1 else {
+        // The context takes its own references; the wrappers are kept alive until it has.
+        let certificate = try identity.certificate()
+        let key = try PrivateKey(pem: identity.privateKeyPEM)
+        try withExtendedLifetime((certificate, key)) {
+            guard SSL_CTX_use_certificate(context.handle, certificate.pointer) == 1 else {
                 throw OpenSSLErrorQueue.error(.tlsFailure, "the certificate cannot be used")
             }
-        }
-        try withMemoryBIO(identity.privateKeyPEM) { bio in
-            guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else {
-                throw OpenSSLErrorQueue.error(.tlsFailure, "the private key is not PEM")
-            }
-            defer { EVP_PKEY_free(key) }
-            guard SSL_CTX_use_PrivateKey(context.handle, key) == 1, SSL_CTX_check_private_key(context.handle) == 1
+            guard SSL_CTX_use_PrivateKey(context.handle, key.pointer) == 1,
+                SSL_CTX_check_private_key(context.handle) == 1
             else {
                 throw OpenSSLErrorQueue.error(.tlsFailure, "the private key does not match the certificate")
             }

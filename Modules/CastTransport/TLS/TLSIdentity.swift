@@ -1,13 +1,5 @@
 internal import COpenSSL
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A certificate and its private key, as PEM text: what a receiver presents in the TLS handshake.
 public struct TLSIdentity: Sendable, Hashable {
     /// The certificate, PEM encoded.
@@ -61,7 +53,8 @@ public struct TLSIdentity: Sendable, Hashable {
         return validity
     }
 
-    private func certificate() throws -> X509Certificate {
+    /// The certificate, parsed.
+    func certificate() throws -> X509Certificate {
         try withMemoryBIO(certificatePEM) { bio in
             guard let certificate = PEM_read_bio_X509(bio, nil, nil, nil) else {
                 throw OpenSSLErrorQueue.error(.tlsFailure, "the certificate is not PEM")
