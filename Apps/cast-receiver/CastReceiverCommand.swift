@@ -230,8 +230,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
         return publisher
     }
 
-    /// The `--device-auth` credentials: loaded from, or made and written to, `--device-auth-dir`; the trust
-    /// anchor is written beside them and its path printed.
+    /// The `--device-auth` credentials: loaded from, or made and written to, `--device-auth-dir` (a fault in the
+    /// chain itself gets a chain of its own, not saved); the trust anchor is written beside them and its path
+    /// printed.
     private func makeDeviceAuth() throws -> EmulatedDeviceAuth {
         var fault: EmulatedDeviceAuth.Fault?
         if let deviceAuthFault {
@@ -245,8 +246,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
         }
         let folder = deviceAuthDir ?? FileManager.default.temporaryDirectory.path + "/cast-receiver-auth-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var auth: EmulatedDeviceAuth
-        if deviceAuthDir != nil, FileManager.default.fileExists(atPath: folder + "/device.pem") {
+        let auth: EmulatedDeviceAuth
+        let ownChain = fault?.shapesChain == true
+        if deviceAuthDir != nil, !ownChain, FileManager.default.fileExists(atPath: folder + "/device.pem") {
             let credentials = CastDeviceCredentials(
                 rootCertificatePEM: try readFile(folder + "/root.pem"),
                 intermediateCertificatePEMs: [try readFile(folder + "/intermediate.pem")],
@@ -254,21 +256,18 @@ struct CastReceiverCommand: AsyncParsableCommand {
                 deviceKeyPEM: try readFile(folder + "/device-key.pem"),
                 crlBundle: LocalFiles.read(folder + "/crl.bin")
             )
-            let days = fault == .longLivedTLSCertificate ? 30 : 2
-            auth = EmulatedDeviceAuth(
-                credentials: credentials,
-                tlsIdentity: try TLSIdentity.makeSelfSigned(validity: .seconds(days * 86_400)),
-                fault: fault
-            )
+            auth = try EmulatedDeviceAuth(credentials: credentials, fault: fault)
         } else {
             auth = try EmulatedDeviceAuth(fault: fault)
-            let credentials = auth.credentials
-            try write(credentials.rootCertificatePEM, to: folder + "/root.pem")
-            try write(credentials.intermediateCertificatePEMs.joined(), to: folder + "/intermediate.pem")
-            try write(credentials.deviceCertificatePEM, to: folder + "/device.pem")
-            try write(credentials.deviceKeyPEM, to: folder + "/device-key.pem")
-            if let crl = credentials.crlBundle {
-                try Data(crl).write(to: URL(fileURLWithPath: folder + "/crl.bin"))
+            if !ownChain {
+                let credentials = auth.credentials
+                try write(credentials.rootCertificatePEM, to: folder + "/root.pem")
+                try write(credentials.intermediateCertificatePEMs.joined(), to: folder + "/intermediate.pem")
+                try write(credentials.deviceCertificatePEM, to: folder + "/device.pem")
+                try write(credentials.deviceKeyPEM, to: folder + "/device-key.pem")
+                if let crl = credentials.crlBundle {
+                    try Data(crl).write(to: URL(fileURLWithPath: folder + "/crl.bin"))
+                }
             }
         }
         let anchor = folder + "/trust-anchor.pem"

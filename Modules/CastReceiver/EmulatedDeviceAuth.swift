@@ -39,6 +39,11 @@ public struct EmulatedDeviceAuth: Sendable {
         case audioOnlyCertificate = "audio-only"
         /// The CRL sent with the answer revokes the device certificate.
         case revoked = "revoked"
+
+        /// Whether the fault is in the chain itself, so that only a chain made for it (not one loaded) has it.
+        public var shapesChain: Bool {
+            [.expiredDeviceCertificate, .unknownRoot, .audioOnlyCertificate, .revoked].contains(self)
+        }
     }
 
     /// The device's chain and key.
@@ -58,8 +63,25 @@ public struct EmulatedDeviceAuth: Sendable {
         self.fault = fault
     }
 
+    /// Uses existing credentials and makes the TLS certificate: 2 days, 30 for
+    /// ``Fault/longLivedTLSCertificate`` (always 2048 bits, the least TLS accepts).
+    public init(
+        credentials: CastDeviceCredentials,
+        fault: Fault? = nil,
+        commonName: String = "swift-cast emulated device"
+    )
+        throws
+    {
+        let days = fault == .longLivedTLSCertificate ? 30 : 2
+        self.init(
+            credentials: credentials,
+            tlsIdentity: try TLSIdentity.makeSelfSigned(commonName: commonName, validity: .seconds(days * 86_400)),
+            fault: fault
+        )
+    }
+
     /// Makes a test chain (root → intermediate → device) of `keyBits` RSA keys shaped for `fault`, and a TLS
-    /// certificate (always 2048 bits, the least TLS accepts).
+    /// certificate as above.
     public init(fault: Fault? = nil, commonName: String = "swift-cast emulated device", keyBits: Int = 2048) throws {
         var options = CastDeviceCredentials.ChainOptions()
         options.commonName = commonName
@@ -69,11 +91,10 @@ public struct EmulatedDeviceAuth: Sendable {
         if fault == .expiredDeviceCertificate {
             options.deviceValidity = .seconds(-20 * 86_400) ... .seconds(-10 * 86_400)
         }
-        let days = fault == .longLivedTLSCertificate ? 30 : 2
-        self.init(
+        try self.init(
             credentials: try CastDeviceCredentials.makeTestChain(options),
-            tlsIdentity: try TLSIdentity.makeSelfSigned(commonName: commonName, validity: .seconds(days * 86_400)),
-            fault: fault
+            fault: fault,
+            commonName: commonName
         )
         if fault == .unknownRoot {
             trustAnchorPEM = try CastDeviceCredentials.makeTestChain(options).rootCertificatePEM

@@ -312,7 +312,7 @@ public final class CastConnection: Sendable {
             } catch {
                 return DeviceAuthentication(error)
             }
-        }.flatMapErrorThrowing { error in
+        }.recover { error in
             DeviceAuthentication(error as? CastTransportError ?? CastTransportError(.authTimedOut, "\(error)"))
         }
         try await channel.writeAndFlush(
