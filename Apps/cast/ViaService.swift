@@ -1,5 +1,4 @@
 import CastControllers
-import CastMedia
 import CastTransport
 import Foundation
 import NIOHTTP1
@@ -242,17 +241,6 @@ enum ViaService {
         let devices = try await client.send(.GET, "/v1/devices").body["devices"]?.arrayValue ?? []
         let device = try pick(from: devices, global)
         return ("/v1/devices/" + escaped(device["id"]?.stringValue ?? ""), nil)
-    }
-
-    /// A text style as the API's `TextStyle` (colors as #RRGGBBAA).
-    static func textStyle(_ style: TextTrackStyle) -> JSONValue {
-        var json: JSONValue = [:]
-        if let scale = style.fontScale { json["fontScale"] = .number(scale) }
-        if let color = style.foregroundColor { json["foregroundColor"] = .string(color) }
-        if let color = style.backgroundColor { json["backgroundColor"] = .string(color) }
-        if let edge = style.edgeType { json["edgeType"] = .string(edge) }
-        if let family = style.fontFamily { json["fontFamily"] = .string(family) }
-        return json
     }
 
     /// The device the user means among castd's.

@@ -232,7 +232,8 @@ struct TracksCommand: AsyncParsableCommand {
             style.edgeType = edgeType
             style.fontFamily = fontFamily
             let chosen = style
-            if try await ViaService.handle(global, .tracks(ids: nil, style: ViaService.textStyle(chosen))) { return }
+            // The flags set only what the API's TextStyle has, so the style's own JSON is the API's.
+            if try await ViaService.handle(global, .tracks(ids: nil, style: chosen.json)) { return }
             try await MediaControl.run(global) { _, client in try await client.setTextTrackStyle(chosen).response() }
         }
     }
