@@ -109,7 +109,8 @@ struct SchemaErrorTests {
         #expect(
             error?.message
                 == "element 'timeout' is not allowed in 'castProfile'; expected one of receiver, discovery, launch, "
-                + "credentials, timeouts, heartbeat, reconnect, session, volume, staticDevices, logging, style, daemon"
+                + "credentials, timeouts, heartbeat, reconnect, session, deviceAuth, volume, staticDevices, logging, style, "
+                + "daemon"
         )
         #expect(error?.line == 4)
         #expect(error?.column == 3)
