@@ -13,10 +13,13 @@ status=0
 
 # Adds a finished suite's counts: Swift's "Test run with N tests … passed/failed" or a plain "N passed, M failed".
 count() {
-    local passed failed
-    passed=$(grep -Eo "Test run with [0-9]+ tests? in [0-9]+ suites? passed" "$log" | grep -Eo "[0-9]+" | head -1)
-    failed=$(grep -Eo "Test run with [0-9]+ tests? in [0-9]+ suites? failed" "$log" | grep -Eo "[0-9]+" | head -1)
-    if [ -z "$passed$failed" ]; then
+    local passed failed tests
+    tests=$(grep -Eo "Test run with [0-9]+ tests? in [0-9]+ suites? (passed|failed)" "$log" | head -1 | grep -Eo "[0-9]+" | head -1)
+    if [ -n "$tests" ]; then
+        # A failed run names each failed test; the others passed.
+        failed=$(grep -E "^✘ Test .* failed after" "$log" | grep -Evc "^✘ Test run with")
+        passed=$((tests - failed))
+    else
         passed=$(grep -Eo "^[0-9]+ passed, [0-9]+ failed" "$log" | tail -1 | grep -Eo "^[0-9]+")
         failed=$(grep -Eo "^[0-9]+ passed, [0-9]+ failed" "$log" | tail -1 | grep -Eo "[0-9]+ failed" | grep -Eo "[0-9]+")
     fi
@@ -90,7 +93,9 @@ total_passed=$((total_passed + replay_passed))
 total_failed=$((total_failed + replay_failed))
 
 echo "== swift test"
-swift test --skip-build --no-parallel 2>&1 | tee "$log" | grep -E "✘|error:|recorded an issue|Test run with" || true
+# The grep's own "no match" stays inside its braces: with pipefail, a `|| true` after the pipeline would run
+# whenever swift test failed and replace PIPESTATUS, hiding the failure.
+swift test --skip-build --no-parallel 2>&1 | tee "$log" | { grep -E "✘|error:|recorded an issue|Test run with" || true; }
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 count
 
@@ -175,5 +180,6 @@ grep -E "^FAIL|passed, " "$log"
 count
 
 [ "$status" = 0 ] || [ "$total_failed" -gt 0 ] || total_failed=1
+[ "$total_failed" = 0 ] || status=1
 echo "total: $total_passed passed, $total_failed failed"
 exit $status
