@@ -27,8 +27,9 @@ import Testing
             #expect(joined.application.applicationID == "CC1AD845")
             #expect(device.launches.count == 1, "joining sends no LAUNCH")
             let client = try #require(joined.remoteMediaClient)
-            let status = try #require(try await client.requestStatus().response())
-            #expect(status.media?.metadata?.title == "From the phone")
+            // The join read what plays before it returned: no status request or broadcast to wait for.
+            #expect(client.mediaStatus?.media?.metadata?.title == "From the phone")
+            #expect(client.mediaStatus?.playerState == .playing)
 
             // Controlled from the joined session; the phone sees it.
             let phoneUpdates = phoneClient.statusUpdates()
@@ -103,6 +104,26 @@ import Testing
             #expect(!session.device.isGroup, "a port other than 8009 does not make a group")
             #expect(session.device.id == address.id, "the entry keeps its identity")
             await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+}
+
+extension JoinRunningTests {
+    @Test func aResumedSessionShowsWhatPlaysWhenItReturns() async throws {
+        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+            let device = emulator.devices[0]
+            let options = testOptions()
+            let first = CastContext(options: options)
+            let session = try await first.sessionManager.startSession(with: device.castDevice)
+            try await #require(session.remoteMediaClient).loadMedia(sampleMedia(title: "Left playing")).response()
+            await first.sessionManager.endSession(stopCasting: false)
+
+            let second = CastContext(options: options)
+            let resumed = try await second.sessionManager.resumeSavedSession()
+            let status = try #require(resumed.remoteMediaClient?.mediaStatus)
+            #expect(status.media?.metadata?.title == "Left playing")
+            #expect(status.playerState == .playing)
+            await second.sessionManager.endSession(stopCasting: true)
         }
     }
 }

@@ -100,6 +100,14 @@ func ownCPUSeconds() -> Double {
     return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
+/// Context switches of this process so far (voluntary plus involuntary, all threads): each one is a thread that
+/// slept and was woken, the main cost of a hop between threads on a loopback round trip.
+func ownContextSwitches() -> Int {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    return usage.ru_nvcsw + usage.ru_nivcsw
+}
+
 /// User plus system CPU seconds of another process of ours, from /proc/PID/stat (fields 14 and 15, in ticks).
 func cpuSeconds(ofProcess id: Int32) -> Double {
     guard let stat = procFile("/proc/\(id)/stat"),

@@ -147,11 +147,17 @@ private func measureCommandRoundTrip(
 ) async throws {
     let rounds = 2_000
     let devicePath = "/v1/devices/" + escaped(id)
+    func figures(_ samples: [Double]) -> String {
+        [0.5, 0.99, 0.999].map { format(percentile(samples, $0), "%.3f") }.joined(separator: " / ") + " ms"
+    }
     var cpu = ownCPUSeconds()
+    var switches = ownContextSwitches()
     func cpuPerRound() -> String {
         let now = ownCPUSeconds()
-        defer { cpu = now }
-        return format((now - cpu) / Double(rounds) * 1e6, "%.0f") + " µs CPU"
+        let switchesNow = ownContextSwitches()
+        defer { (cpu, switches) = (now, switchesNow) }
+        return format((now - cpu) / Double(rounds) * 1e6, "%.0f") + " µs CPU, "
+            + format(Double(switchesNow - switches) / Double(rounds), "%.1f") + " context switches"
     }
     let library = try await libraryRoundTrips(port: port, rounds: rounds)
     let libraryCPU = cpuPerRound()
@@ -169,9 +175,6 @@ private func measureCommandRoundTrip(
     let hummingbirdCPU = cpuPerRound()
     let state = try await httpRoundTrips(port: server.port, rounds: rounds) { _ in (.GET, devicePath) }
     let stateCPU = cpuPerRound()
-    func figures(_ samples: [Double]) -> String {
-        [0.5, 0.99, 0.999].map { format(percentile(samples, $0), "%.3f") }.joined(separator: " / ") + " ms"
-    }
     table.add(
         "pause/play, library (CastSession + RemoteMediaClient), \(rounds)×",
         figures(library) + " (p50/p99/p99.9), \(libraryCPU)"

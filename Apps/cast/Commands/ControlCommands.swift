@@ -11,7 +11,8 @@ enum MediaControl {
     ) async throws {
         try await CLIRuntime.withControlledSession(global) { runtime, session in
             let client = try runtime.mediaClient(session)
-            try await client.requestStatus().response()
+            // A join reads the app's media status; when that read failed, ask again for the error it meets.
+            if client.mediaStatus == nil { try await client.requestStatus().response() }
             try await action(session, client)
             runtime.printStatus(session)
         }
@@ -75,7 +76,7 @@ struct StopCommand: AsyncParsableCommand {
         if try await ViaService.handle(global, .media("stop")) { return }
         try await CLIRuntime.withControlledSession(global) { runtime, session in
             let client = try runtime.mediaClient(session)
-            try await client.requestStatus().response()
+            if client.mediaStatus == nil { try await client.requestStatus().response() }
             try await client.stop().response()
             // Nothing is left to serve: end the background `play --detach` servers of this device.
             BackgroundServing.stopAll(forDevice: session.device.id)

@@ -41,7 +41,6 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     private func show(_ session: CastSession, _ runtime: CLIRuntime) async throws {
-        if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
         try await session.fetchDeviceStatus()
         runtime.printStatus(session)
         guard watch else { return }

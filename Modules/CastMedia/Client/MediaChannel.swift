@@ -27,10 +27,18 @@ public protocol MediaChannel: Sendable {
     /// in the order it arrived. The client then applies statuses in arrival order, so a reply whose request
     /// finishes late never overwrites a newer status. CastSession's channel does; the default is `false`.
     var deliversRepliesInOrder: Bool { get }
+
+    /// Where the client waits for a request's reply: the executor of the loop that reads it, so nothing stands
+    /// between the reply's arrival and the request's end but that loop (on the global executor, each reply wakes
+    /// one of its threads, then the loop again for a caller running there, such as castd's handlers). The
+    /// default, `nil`, waits on the global executor.
+    var replyExecutor: (any TaskExecutor)? { get }
 }
 
 extension MediaChannel {
     public var deliversRepliesInOrder: Bool { false }
+
+    public var replyExecutor: (any TaskExecutor)? { nil }
 
     /// Sends a request and waits for its reply.
     public func sendMediaRequest(_ payload: JSONValue, timeout: Duration?) async throws -> JSONValue {

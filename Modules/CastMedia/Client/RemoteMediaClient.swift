@@ -266,7 +266,7 @@ public final class RemoteMediaClient: Sendable {
             request.finish(.failed(Self.mediaError(from: error, for: type)))
             return request
         }
-        Task { [weak self] in
+        Task(executorPreference: channel.replyExecutor) { [weak self] in
             let outcome: MediaRequest.Outcome
             do {
                 let json = try await reply.response()

@@ -554,6 +554,7 @@ public final class DeviceObserver: Sendable {
 struct ObserverMediaChannel: MediaChannel {
     /// The session (observer) feeds every media message from the app, replies included, to the client in order.
     var deliversRepliesInOrder: Bool { true }
+    var replyExecutor: (any TaskExecutor)? { connection.taskExecutor }
     let connection: CastConnection
     let transportID: String
 

@@ -102,8 +102,10 @@ public final class CastSession: Sendable {
 
     // MARK: - Attaching
 
-    /// Starts following the connection, asks for media status and connects channels.
-    func attach() {
+    /// Starts following the connection, asks for media status and connects channels. With `awaitingMediaStatus`
+    /// (a join of an app that already ran), returns once the app answered with its media status (or failed to,
+    /// within the request timeout), so that a joined session shows what plays from its first moment.
+    func attach(awaitingMediaStatus: Bool = false) async {
         let messages = connection.messages()
         let events = connection.events()
         // On the connection's event loop: a message is handled in the turn of the loop that read it.
@@ -122,8 +124,13 @@ public final class CastSession: Sendable {
         state.withLockedValue { $0.tasks += [messageTask, eventTask] }
         reportDeviceAuthentication(connection.deviceAuthentication)
         connectChannels()
-        remoteMediaClient?.requestStatus()
+        let status = remoteMediaClient?.requestStatus()
         persist()
+        if awaitingMediaStatus, let status {
+            do { try await status.response() } catch {
+                logger.debug("the joined app did not tell its media status", metadata: ["cast.error": "\(error)"])
+            }
+        }
     }
 
     private func handle(_ message: CastMessage) {
@@ -525,6 +532,7 @@ final class SessionBox: Sendable {
 struct SessionMediaChannel: MediaChannel {
     /// The session (observer) feeds every media message from the app, replies included, to the client in order.
     var deliversRepliesInOrder: Bool { true }
+    var replyExecutor: (any TaskExecutor)? { connection.taskExecutor }
     let connection: CastConnection
     let transportID: String
     let options: CastOptions

@@ -142,12 +142,12 @@ public final class SessionManager: Sendable {
         try claimStart()
         emit(.willStart(device))
         do {
-            let session = try await establishRidingThroughDrops(with: device, mode: mode)
+            let (session, joined) = try await establishRidingThroughDrops(with: device, mode: mode)
             state.withLockedValue { state in
                 state.current = session
                 state.isStarting = false
             }
-            session.attach()
+            await session.attach(awaitingMediaStatus: joined)
             emit(.didStart(session))
             return session
         } catch {
@@ -189,7 +189,7 @@ public final class SessionManager: Sendable {
     /// LAUNCH the receiver may have accepted before the drop is not repeated: the next attempt joins the app
     /// if it runs (never relaunches). A device that cannot be reached at all fails at once.
     private func establishRidingThroughDrops(with device: CastDevice, mode: EstablishMode) async throws
-        -> CastSession
+        -> (session: CastSession, joined: Bool)
     {
         let policy = options.reconnectPolicy
         let started = ContinuousClock.now
@@ -235,8 +235,10 @@ public final class SessionManager: Sendable {
         return false
     }
 
-    /// Connects, then launches or joins as `mode` says.
-    private func establish(with device: CastDevice, mode: EstablishMode) async throws -> CastSession {
+    /// Connects, then launches or joins as `mode` says; `joined` tells whether the app already ran (and may play).
+    private func establish(with device: CastDevice, mode: EstablishMode) async throws
+        -> (session: CastSession, joined: Bool)
+    {
         let connection = try await options.connect(to: device, eventLoopGroup: eventLoopGroup, logger: logger)
         do {
             try await connection.openVirtualConnection(to: CastEndpoint.receiver)
@@ -252,6 +254,7 @@ public final class SessionManager: Sendable {
             if let info { device.apply(info) }
             let application: ApplicationMetadata
             var finalStatus = status
+            var joined = true
             if case .resume(let sessionID, let joiningApplicationID) = mode {
                 guard let running = status.runningApplication, running.sessionID == sessionID,
                     joiningApplicationID == nil || running.applicationID == joiningApplicationID
@@ -286,6 +289,7 @@ public final class SessionManager: Sendable {
                         payload: ["type": "STOP", "sessionId": .string(running.sessionID)]
                     )
                 }
+                joined = false
                 (application, finalStatus) = try await launch(
                     on: connection,
                     watching: watcher,
@@ -293,7 +297,7 @@ public final class SessionManager: Sendable {
                 )
             }
             try await connection.openVirtualConnection(to: application.transportID)
-            return CastSession(
+            let session = CastSession(
                 device: device,
                 application: application,
                 connection: connection,
@@ -304,6 +308,7 @@ public final class SessionManager: Sendable {
                 logger: logger,
                 emit: { [weak self] event in self?.emit(event) }
             )
+            return (session, joined)
         } catch {
             await connection.close()
             throw error
@@ -448,7 +453,7 @@ public final class SessionManager: Sendable {
         for (entry, device) in attempts {
             let isOwnDevice = entry.belongs(to: device)
             do {
-                let session = try await establishRidingThroughDrops(
+                let (session, _) = try await establishRidingThroughDrops(
                     with: device,
                     mode: .resume(sessionID: entry.sessionID, applicationID: entry.applicationID)
                 )
@@ -458,7 +463,7 @@ public final class SessionManager: Sendable {
                 }
                 if !isOwnDevice { store.clear(deviceID: entry.deviceID) }
                 emit(.willResume(session))
-                session.attach()
+                await session.attach(awaitingMediaStatus: true)
                 emit(.didResume(session, transferredFrom: isOwnDevice ? nil : entry.device))
                 return session
             } catch {
