@@ -30,6 +30,10 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
         public static let bodyTooLarge = Code("bodyTooLarge")
         /// A local file outside the configured media folders, or not a readable media file there (403).
         public static let forbiddenPath = Code("forbiddenPath")
+        /// No route has the request's path (404).
+        public static let routeNotFound = Code("routeNotFound")
+        /// The path exists, but not for the request's method; the answer's `Allow` header lists those it has (405).
+        public static let methodNotAllowed = Code("methodNotAllowed")
         /// An error of another module, under its own code name.
         public static func module(_ code: some CustomStringConvertible) -> Code { Code(code.description) }
 

@@ -162,6 +162,8 @@ public struct CastServiceServer: Sendable {
         onListening: @escaping @Sendable (Int) async -> Void
     ) throws -> some ApplicationProtocol {
         let router = Router(context: ServiceRequestContext.self)
+        let routes = RouteTable()
+        router.add(middleware: UnmatchedRouteMiddleware(routes: routes, metrics: hub.metrics))
         router.add(
             middleware: CrossOriginMiddleware(allowedOrigins: Set(options.allowedOrigins), metrics: hub.metrics)
         )
@@ -174,6 +176,7 @@ public struct CastServiceServer: Sendable {
                 metrics: hub.metrics
             )
         )
+        router.add(middleware: SingleWriteMiddleware())
         // Compact JSON (the generator's default pretty-prints): smaller answers, less encoding per command.
         try ServiceAPI(hub: hub).registerHandlers(
             on: router,
@@ -189,6 +192,7 @@ public struct CastServiceServer: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: hub.metricsExposition()))
             )
         }
+        routes.fill(with: router.routes)
         return Application(
             router: router,
             configuration: ApplicationConfiguration(

@@ -238,14 +238,23 @@ import Testing
         try await withHub { hub, emulator in
             let id = hub.devices[0].device.id
             try await withServer(hub) { port in
-                for (method, path) in [
-                    ("GET", "/v1/devices/\(id)/media/pause"), ("GET", "/v1/devices/\(id)/app"),
-                    ("GET", "/v1/devices/\(id)/volume"), ("HEAD", "/v1/devices/\(id)/media"),
+                for (method, path, allowed) in [
+                    ("GET", "/v1/devices/\(id)/media/pause", "POST"), ("GET", "/v1/devices/\(id)/app", "DELETE, POST"),
+                    ("GET", "/v1/devices/\(id)/volume", "PUT"), ("HEAD", "/v1/devices/\(id)/media", "POST"),
                 ] {
                     let reply = try await TestHTTP.send(port: port, method, path)
-                    #expect([404, 405].contains(reply.status), "\(method) \(path)")
+                    #expect(reply.status == 405, "\(method) \(path)")
+                    #expect(reply.header("Allow") == allowed, "\(method) \(path)")
+                    #expect(method == "HEAD" || reply.json?["code"]?.stringValue == "methodNotAllowed")
                 }
                 #expect(emulator.devices[0].launches.isEmpty)
+                let listing = try await TestHTTP.send(port: port, "DELETE", "/v1/devices")
+                #expect(listing.status == 405)
+                #expect(listing.header("Allow") == "GET, HEAD")
+                let unknown = try await TestHTTP.send(port: port, "GET", "/v1/nothing/here")
+                #expect(unknown.status == 404)
+                #expect(unknown.header("Content-Type") == "application/problem+json")
+                #expect(unknown.json?["code"]?.stringValue == "routeNotFound")
             }
         }
     }

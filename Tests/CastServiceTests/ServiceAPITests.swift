@@ -22,6 +22,22 @@ struct ServiceAPITests {
         }
     }
 
+    @Test func anAnswerIsWrittenInOnePiece() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let path = "/v1/devices/" + hub.devices[0].device.id
+                let text = try await TestHTTP.firstRead(port: port, "GET", path)
+                let parts = text.components(separatedBy: "\r\n\r\n")
+                #expect(parts.count == 2)
+                let length = parts[0].split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                #expect(
+                    length.map { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } == parts[1].utf8.count
+                )
+                #expect(try JSONValue(parsing: parts[1])["device"]?["id"]?.stringValue == hub.devices[0].device.id)
+            }
+        }
+    }
+
     @Test func loadThenPauseAnswersWithTheReceiversState() async throws {
         try await withHub { hub, _ in
             try await withServer(hub) { port in
@@ -317,6 +333,61 @@ struct ServiceAPITests {
                 }
                 for later in seen.dropFirst() { #expect(replay.contains("id: \(later)\n")) }
                 #expect(!replay.contains("id: \(first)\n"))
+            }
+        }
+    }
+}
+
+@Suite("castd's view of device authentication")
+struct ServiceDeviceAuthTests {
+    @Test(.timeLimit(.minutes(1)))
+    func eachDevicesStateSaysWhetherItProvedItselfAndAtWhichStepItFailed() async throws {
+        let genuine = try EmulatedDeviceAuth(commonName: "Genuine Chromecast", keyBits: 1024)
+        let forged = try EmulatedDeviceAuth(fault: .wrongSignature, keyBits: 1024)
+        var configurations = CastReceiverEmulator.configurations(count: 2, basePort: 0, namePrefix: "Room")
+        configurations[0].deviceAuth = genuine
+        configurations[1].deviceAuth = forged
+        let anchors = try TrustAnchors(pem: genuine.trustAnchorPEM + forged.trustAnchorPEM)
+        try await withCastReceiverEmulator(devices: configurations) { emulator in
+            let stateDirectory = temporaryStateDirectory()
+            defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
+            let hub = try await startedHub(on: emulator, stateDirectory: stateDirectory) { options in
+                options.cast.deviceAuth.policy = .warn  // a failure is shown, not refused
+                options.cast.deviceAuth.trustAnchors = anchors
+            }
+            let ids = emulator.devices.map { device in hub.devices.first { $0.device.port == device.port }!.device.id }
+            // Subscribing follows every device; each answer to the challenge is a status event.
+            var settled: [String: DeviceAuthentication] = [:]
+            for await event in hub.events() {
+                guard case .status(let activity) = event.change, let result = activity.deviceAuthentication,
+                    result.wasAttempted, result != .pending
+                else { continue }
+                settled[activity.device.id] = result
+                if settled.count == ids.count { break }
+            }
+            #expect(settled[ids[0]]?.isVerified == true)
+            try await withServer(hub) { port in
+                let verified = try await TestHTTP.send(port: port, "GET", "/v1/devices/" + ids[0])
+                let proof = verified.json?["status"]?["authentication"]
+                #expect(proof?["result"]?.stringValue == "verified")
+                #expect(proof?["commonName"]?.stringValue == "Genuine Chromecast")
+                #expect(proof?["hashAlgorithm"]?.stringValue == "SHA-256")
+                let failed = try await TestHTTP.send(port: port, "GET", "/v1/devices/" + ids[1])
+                let refusal = failed.json?["status"]?["authentication"]
+                #expect(refusal?["result"]?.stringValue == "failed")
+                #expect(refusal?["step"]?.stringValue == "authInvalidSignature")
+            }
+            await hub.stop()
+        }
+    }
+
+    @Test func withoutTrustAnchorsTheStateHasNoAuthentication() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let reply = try await TestHTTP.send(port: port, "GET", "/v1/devices/" + hub.devices[0].device.id)
+                #expect(reply.status == 200)
+                #expect(reply.json?["status"] != nil)
+                #expect(reply.json?["status"]?["authentication"] == nil)
             }
         }
     }

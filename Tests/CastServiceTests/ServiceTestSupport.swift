@@ -144,6 +144,13 @@ enum TestHTTP {
         return try await exchange(port: port, request: request, until: enough)
     }
 
+    /// What the first read of the answer to a bodiless request brings: the whole answer when the server wrote it
+    /// in one piece (on loopback, one write arrives whole).
+    static func firstRead(port: Int, _ method: String, _ path: String) async throws -> String {
+        let request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 0\r\n\r\n"
+        return try await exchange(port: port, request: request) { _ in true }
+    }
+
     private static func exchange(
         port: Int,
         request: String,

@@ -44,8 +44,27 @@ enum APIModel {
                     statusText: $0.statusText
                 )
             },
-            media: activity.application == nil ? nil : activity.mediaStatus.map(media)
+            media: activity.application == nil ? nil : activity.mediaStatus.map(media),
+            authentication: activity.deviceAuthentication.flatMap(authentication)
         )
+    }
+
+    /// A challenge's result; `nil` when none was sent (the schema leaves it out then).
+    static func authentication(_ result: DeviceAuthentication) -> Components.Schemas.DeviceAuthentication? {
+        switch result {
+        case .notAttempted: return nil
+        case .pending: return .init(result: .pending)
+        case .verified(let device):
+            return .init(
+                result: .verified,
+                commonName: device.commonName,
+                chain: device.chain,
+                hashAlgorithm: device.hashAlgorithm,
+                audioOnly: device.isAudioOnly
+            )
+        case .failed(let code, let message):
+            return .init(result: .failed, step: code.description, message: message)
+        }
     }
 
     static func media(_ status: MediaStatus) -> Components.Schemas.MediaState {

@@ -238,6 +238,8 @@ extension Components {
             internal var app: Components.Schemas.AppStatus?
             /// - Remark: Generated from `#/components/schemas/DeviceStatus/media`.
             internal var media: Components.Schemas.MediaState?
+            /// - Remark: Generated from `#/components/schemas/DeviceStatus/authentication`.
+            internal var authentication: Components.Schemas.DeviceAuthentication?
             /// Creates a new `DeviceStatus`.
             ///
             /// - Parameters:
@@ -246,18 +248,21 @@ extension Components {
             ///   - muted:
             ///   - app:
             ///   - media:
+            ///   - authentication:
             internal init(
                 reachable: Swift.Bool? = nil,
                 volume: Swift.Double,
                 muted: Swift.Bool,
                 app: Components.Schemas.AppStatus? = nil,
-                media: Components.Schemas.MediaState? = nil
+                media: Components.Schemas.MediaState? = nil,
+                authentication: Components.Schemas.DeviceAuthentication? = nil
             ) {
                 self.reachable = reachable
                 self.volume = volume
                 self.muted = muted
                 self.app = app
                 self.media = media
+                self.authentication = authentication
             }
             internal enum CodingKeys: String, CodingKey {
                 case reachable
@@ -265,6 +270,89 @@ extension Components {
                 case muted
                 case app
                 case media
+                case authentication
+            }
+        }
+        /// Whether the device proved that it holds a Cast device certificate chaining to castd's trust anchors (device authentication, the profile's `<deviceAuth>`). Absent when castd sends no challenge (no trust anchors, or the policy is `off`).
+        ///
+        /// - Remark: Generated from `#/components/schemas/DeviceAuthentication`.
+        internal struct DeviceAuthentication: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/result`.
+            internal enum ResultPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case verified = "verified"
+                case failed = "failed"
+                case pending = "pending"
+                case notAttempted = "notAttempted"
+            }
+            /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/result`.
+            internal var result: Components.Schemas.DeviceAuthentication.ResultPayload
+            /// For `verified`, the device certificate's subject common name.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/commonName`.
+            internal var commonName: Swift.String?
+            /// For `verified`, the chain's common names from the device certificate to the trust anchor.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/chain`.
+            internal var chain: [Swift.String]?
+            /// For `verified`, `SHA-256` or `SHA-1`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/hashAlgorithm`.
+            internal var hashAlgorithm: Swift.String?
+            /// For `verified`, whether the certificate is for audio-only devices.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/audioOnly`.
+            internal var audioOnly: Swift.Bool?
+            /// For `failed`, the code of the step that failed (`authInvalidSignature`, `authCertificateExpired`, …).
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/step`.
+            internal var step: Swift.String?
+            /// For `failed`, what went wrong.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/message`.
+            internal var message: Swift.String?
+            /// For `notAttempted`, why no challenge was sent.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/reason`.
+            internal var reason: Swift.String?
+            /// Creates a new `DeviceAuthentication`.
+            ///
+            /// - Parameters:
+            ///   - result:
+            ///   - commonName: For `verified`, the device certificate's subject common name.
+            ///   - chain: For `verified`, the chain's common names from the device certificate to the trust anchor.
+            ///   - hashAlgorithm: For `verified`, `SHA-256` or `SHA-1`.
+            ///   - audioOnly: For `verified`, whether the certificate is for audio-only devices.
+            ///   - step: For `failed`, the code of the step that failed (`authInvalidSignature`, `authCertificateExpired`, …).
+            ///   - message: For `failed`, what went wrong.
+            ///   - reason: For `notAttempted`, why no challenge was sent.
+            internal init(
+                result: Components.Schemas.DeviceAuthentication.ResultPayload,
+                commonName: Swift.String? = nil,
+                chain: [Swift.String]? = nil,
+                hashAlgorithm: Swift.String? = nil,
+                audioOnly: Swift.Bool? = nil,
+                step: Swift.String? = nil,
+                message: Swift.String? = nil,
+                reason: Swift.String? = nil
+            ) {
+                self.result = result
+                self.commonName = commonName
+                self.chain = chain
+                self.hashAlgorithm = hashAlgorithm
+                self.audioOnly = audioOnly
+                self.step = step
+                self.message = message
+                self.reason = reason
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case result
+                case commonName
+                case chain
+                case hashAlgorithm
+                case audioOnly
+                case step
+                case message
+                case reason
             }
         }
         /// - Remark: Generated from `#/components/schemas/AppStatus`.

@@ -450,7 +450,8 @@ function renderPlayer(device) {
   if (media) {
     setText($("media-title"), mediaTitle(media));
     setText($("media-subtitle"), media.subtitle ?? "");
-    setText($("media-state"), stateWord(media.playerState));
+    const word = stateWord(media.playerState);
+    setText($("media-state"), media.adBreak ? `${word}: ad break` : word);
     $("media-state").dataset.state = media.playerState;
     setPlayButton($("play-button"), media);
     setSelectValue($("rate-select"), String(media.playbackRate));
