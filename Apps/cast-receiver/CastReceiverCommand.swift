@@ -71,6 +71,13 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Option(help: "Write every frame in and out as JSON lines to this file.") var wireLog: String?
     @Option(help: "Duration in seconds of media that declares none.") var defaultDuration = 600.0
     @Option(help: "Seconds each LOAD spends loading.") var loadDuration = 0.0
+    @Option(
+        help: ArgumentHelp(
+            "Play an ad break before each loaded media that has none: SECONDS[,SKIPPABLE_AFTER].",
+            valueName: "ad"
+        )
+    )
+    var prerollAd: String?
     @Flag(help: "Fetch media on LOAD as a device does, and fail LOAD as a device would.") var fetchMedia = false
     @Option(help: "App id of the emulated Android TV (Cast Connect) app.") var androidTVAppID = "A1B2C3D4"
     @Option(help: "A custom echo app as APPID=urn:x-cast:namespace (repeatable).") var echoApp: [String] = []
@@ -112,9 +119,21 @@ struct CastReceiverCommand: AsyncParsableCommand {
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
         guard (cert == nil) == (key == nil) else { throw ValidationError("--cert and --key go together") }
+        if let prerollAd { _ = try Self.parsePreroll(prerollAd) }
         for item in echoApp where !item.contains("=urn:x-cast:") {
             throw ValidationError("--echo-app takes APPID=urn:x-cast:namespace, not '\(item)'")
         }
+    }
+
+    /// `SECONDS[,SKIPPABLE_AFTER]`, both positive, the second below the first.
+    static func parsePreroll(_ text: String) throws -> PrerollAd {
+        let numbers = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0) }
+        guard (1...2).contains(numbers.count), let duration = numbers[0], duration > 0,
+            numbers.count == 1 || (numbers[1].map { $0 >= 0 && $0 < duration } ?? false)
+        else {
+            throw ValidationError("--preroll-ad takes SECONDS[,SKIPPABLE_AFTER] (positive, skippable before the end)")
+        }
+        return PrerollAd(duration: duration, skippableAfter: numbers.count == 2 ? numbers[1] : nil)
     }
 
     func run() async throws {
@@ -148,6 +167,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
             identity = TLSIdentity(certificatePEM: try readFile(cert), privateKeyPEM: try readFile(key))
         }
         let auth = try deviceAuth ? makeDeviceAuth() : nil
+        let preroll = try prerollAd.map(Self.parsePreroll)
 
         let configurations = CastReceiverEmulator.configurations(
             count: devices,
@@ -163,6 +183,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
             configuration.deviceAuth = auth
             configuration.defaultMediaDuration = defaultDuration
             configuration.loadDuration = loadDuration
+            configuration.prerollAd = preroll
             configuration.fetchesMedia = fetchMedia
             configuration.maximumConnections = maxConnections
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))

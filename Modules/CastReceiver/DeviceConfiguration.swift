@@ -32,6 +32,9 @@ public struct DeviceConfiguration: Sendable {
     public var fetchesMedia = false
     /// How long LOAD takes before playback starts, in seconds. Defaults to 0 (immediate).
     public var loadDuration: Double = 0
+    /// An ad break played before each loaded media that brings no breaks of its own, as an app that inserts ads
+    /// does; `nil` (the default) plays only the breaks a LOAD carries.
+    public var prerollAd: PrerollAd?
     /// Decides whether content fails to load, returning a `detailedErrorCode`. By default URLs with `fail=1`
     /// fail with 104 (MEDIA_SRC_NOT_SUPPORTED) and hosts ending in `.invalid` with 103 (MEDIA_NETWORK).
     public var contentFailure: (@Sendable (String) -> Int?)?
@@ -76,5 +79,28 @@ public enum Identifiers {
     public static func uuid() -> String {
         let digits = Array(hex(32).uppercased())
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
+    }
+}
+
+/// The ad break ``DeviceConfiguration/prerollAd`` inserts: one clip at position 0.
+public struct PrerollAd: Sendable, Hashable {
+    /// The clip's length in seconds.
+    public var duration: Double
+    /// Seconds into the clip after which SKIP_AD is taken; `nil` for a clip that cannot be skipped.
+    public var skippableAfter: Double?
+
+    /// Creates a pre-roll.
+    public init(duration: Double, skippableAfter: Double? = nil) {
+        self.duration = duration
+        self.skippableAfter = skippableAfter
+    }
+
+    /// Adds the break and its clip to a LOAD's `media` object that has no breaks.
+    func insert(into media: inout [String: JSONValue]) {
+        guard media["breaks"]?.arrayValue?.isEmpty ?? true else { return }
+        var clip: JSONValue = ["id": "emulator-ad", "title": "Ad", "duration": .number(duration)]
+        if let skippableAfter { clip["whenSkippable"] = .number(skippableAfter) }
+        media["breakClips"] = .array((media["breakClips"]?.arrayValue ?? []) + [clip])
+        media["breaks"] = [["id": "emulator-preroll", "breakClipIds": ["emulator-ad"], "position": 0]]
     }
 }

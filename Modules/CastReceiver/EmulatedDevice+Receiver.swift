@@ -102,6 +102,7 @@ extension EmulatedDevice {
             var settings = MediaPlayer<Requester>.Settings()
             settings.defaultDuration = configuration.defaultMediaDuration
             settings.loadDuration = configuration.loadDuration
+            settings.prerollAd = configuration.prerollAd
             if let failure = configuration.contentFailure { settings.failure = failure }
             player = MediaPlayer(settings: settings)
         }

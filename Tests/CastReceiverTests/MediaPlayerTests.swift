@@ -757,6 +757,33 @@ struct MediaPlayerAdTests {
         #expect(harness.status?["currentTime"] == 10)
     }
 
+    @Test func aPrerollAdComesBeforeMediaWithoutBreaksOnly() throws {
+        var settings = Player.Settings()
+        settings.prerollAd = PrerollAd(duration: 20, skippableAfter: 5)
+        var harness = PlayerHarness(settings: settings)
+        let loaded = harness.send("LOAD", ["media": Fixture.movie(duration: 100)])
+        let adBreak = try #require(loaded.status?["breakStatus"])
+        #expect(adBreak["breakId"] == "emulator-preroll")
+        #expect(adBreak["breakClipId"] == "emulator-ad")
+        #expect(adBreak["whenSkippable"] == 5)
+        #expect(loaded.status?["media"]?["breakClips"]?.arrayValue?.first?["duration"] == 20)
+        harness.advance(to: 20)
+        #expect(harness.status?["breakStatus"] == nil)
+        #expect(harness.status?["currentTime"] == 0)
+
+        // Media with breaks of its own keeps them, and only them.
+        let own = Fixture.movie(
+            duration: 100,
+            [
+                "breakClips": [["id": "bc", "duration": 5]],
+                "breaks": [["id": "mid", "breakClipIds": ["bc"], "position": 30]],
+            ]
+        )
+        let withBreaks = harness.send("LOAD", ["media": own])
+        #expect(withBreaks.status?["breakStatus"] == nil)
+        #expect(withBreaks.status?["media"]?["breaks"] == own["breaks"])
+    }
+
     @Test func midRollPlaysAtItsPositionOnce() throws {
         let media = Fixture.movie(
             duration: 100,

@@ -265,7 +265,10 @@ class Lab:
         self.media = os.path.join(WORK, "media")
         make_media(self.media)
         _, ready = start("receiver", [RECEIVER, "--no-mdns", "--port", "0", "--devices", "2"], r"(?s)(.*)ready")
-        hosts = [argument for port in re.findall(r"on 127\.0\.0\.1:(\d+)", ready.group(1))
+        # A device whose app puts an ad before whatever it loads (skippable at once), for the Skip ad button.
+        _, ads = start("receiver-ads", [RECEIVER, "--no-mdns", "--port", "0", "--name", "Ad Chromecast",
+                                        "--preroll-ad", "30,0"], r"(?s)(.*)ready")
+        hosts = [argument for port in re.findall(r"on 127\.0\.0\.1:(\d+)", ready.group(1) + ads.group(1))
                  for argument in ("--host", f"127.0.0.1:{port}")]
         self.serve = [CASTD, "serve", "--no-mdns", *hosts, "--media-folder", self.media]
         lines = subprocess.run([CASTD, "token"], capture_output=True, text=True, check=True).stdout
@@ -287,7 +290,7 @@ def main():
     lab = Lab()
     listed = api(lab.base, "GET", "/v1/devices")["devices"]
     first = next((device["id"] for device in listed if device["name"] == "Emulated Chromecast 1"), None)
-    check("castd lists both emulated devices", len(listed) == 2 and first, listed)
+    check("castd lists the three emulated devices", len(listed) == 3 and first, listed)
 
     driver = open_browser()
     page = Page(driver)
@@ -312,8 +315,9 @@ def walk(page, lab, first):
     base = lab.base
     started = time.monotonic()
     driver.get(base + "/")
-    expected = ["Emulated Chromecast 1", "Emulated Chromecast 2"]
-    check("the page lists both devices", wait_for(lambda: names_listed(page) == expected), names_listed(page))
+    expected = ["Ad Chromecast", "Emulated Chromecast 1", "Emulated Chromecast 2"]
+    check("the page lists the devices by name", wait_for(lambda: names_listed(page) == expected),
+          names_listed(page))
     driver.execute_script(RECORD_PROBLEMS_JS)
     figure(f"page to device list in {(time.monotonic() - started) * 1000:.0f} ms")
     live = wait_for(lambda: page.text("connection-state") == "Live")
@@ -389,9 +393,38 @@ def walk(page, lab, first):
     errors = page.console_errors()
     shown = driver.execute_script("return window.problemsShown")
     check("no console errors during the walk", not errors, f"{errors}; the page showed {shown}")
+    ad_steps(page, base, listed_id(base, "Ad Chromecast"))
+    page.click(page.device_button("Emulated Chromecast 1"))
     # From here on the browser logs failed requests, which are expected: a refused command, castd away.
     problem_steps(page, base, first)
     reconnect_steps(page, lab, first)
+
+
+def listed_id(base, name):
+    return next(device["id"] for device in api(base, "GET", "/v1/devices")["devices"] if device["name"] == name)
+
+
+def ad_steps(page, base, device):
+    """A device that plays an ad before the media: Skip ad is offered, and pressing it ends the break."""
+    page.click(page.device_button("Ad Chromecast"))
+    wait_for(lambda: page.visible("url-input"))
+    page.type("url-input", "http://media.example/with-an-ad.mp4")
+    page.type("title-input", "After the ad")
+    page.click(page.by_id("url-form").find_element(By.CSS_SELECTOR, "button[value=play]"))
+    button = page.by_id("skip-ad-button")
+    offered = wait_for(lambda: button.is_displayed() and button.text.strip() == "Skip ad")
+    ad_break = media_of(base, device).get("adBreak") or {}
+    check("an ad break on the device offers Skip ad and says an ad plays",
+          offered and ad_break.get("breakId") == "emulator-preroll"
+          and page.text("media-state") == "Playing: ad break",
+          f"{button.text!r} {page.text('media-state')!r} {ad_break}")
+    page.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+    page.screenshot("10b-ad-break")
+    page.click(button)
+    ended = wait_for(lambda: not button.is_displayed() and "adBreak" not in media_of(base, device))
+    media = media_of(base, device)
+    check("Skip ad ends the break: the media plays, the button is gone",
+          ended and media.get("playerState") == "PLAYING" and media.get("title") == "After the ad", media)
 
 
 def problem_steps(page, base, first):
@@ -604,12 +637,12 @@ def token_prompt(page, guarded, token):
     check("a wrong token is refused and asked again", refused, page.text("token-error"))
     page.type("token-input", token)
     page.click(page.by_id("token-form").find_element(By.CSS_SELECTOR, "button[type=submit]"))
-    names = wait_for(lambda: len(names_listed(page)) == 2 and page.text("connection-state") == "Live"
+    names = wait_for(lambda: len(names_listed(page)) == 3 and page.text("connection-state") == "Live"
                      and names_listed(page))
     check("with the token, the devices appear", names and not page.visible("token-dialog"), names)
     page.screenshot("14-token-accepted")
     driver.refresh()
-    kept = wait_for(lambda: len(names_listed(page)) == 2 and not page.visible("token-dialog"))
+    kept = wait_for(lambda: len(names_listed(page)) == 3 and not page.visible("token-dialog"))
     check("the token is kept for the next visit", kept)
 
 

@@ -297,6 +297,11 @@ extension MediaPlayer {
         requestId: Int,
         at now: Double
     ) -> [MediaDelivery<Requester>] {
+        var request = request
+        if let preroll = settings.prerollAd, var media = request["media"]?.objectValue {
+            preroll.insert(into: &media)
+            request["media"] = .object(media)
+        }
         func reply(_ payload: JSONValue) -> MediaDelivery<Requester> {
             var payload = payload
             payload["requestId"] = .number(Double(requestId))

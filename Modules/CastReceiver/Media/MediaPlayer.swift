@@ -26,6 +26,8 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         var defaultDuration: Double = 600
         /// Seconds a LOAD spends loading before it plays; 0 completes at once.
         var loadDuration: Double = 0
+        /// The break inserted before loaded media that has none.
+        var prerollAd: PrerollAd?
         /// The detailed error code a content URL fails with, or `nil` when it loads.
         var failure: @Sendable (String) -> Int? = MediaPlayer.defaultFailure
     }
