@@ -258,8 +258,7 @@ extension DeviceHub {
         guard let client = session.remoteMediaClient else {
             throw CastServiceError(.conflict, "\(session.application.displayName) does not play media", httpStatus: 409)
         }
-        // A join reads the app's media status; when that read failed, ask again for the error it meets.
-        if client.mediaStatus == nil { _ = try await client.requestStatus().response() }
+        try await client.readStatusIfUnknown()
         return client
     }
 

@@ -11,8 +11,7 @@ enum MediaControl {
     ) async throws {
         try await CLIRuntime.withControlledSession(global) { runtime, session in
             let client = try runtime.mediaClient(session)
-            // A join reads the app's media status; when that read failed, ask again for the error it meets.
-            if client.mediaStatus == nil { try await client.requestStatus().response() }
+            try await client.readStatusIfUnknown()
             try await action(session, client)
             runtime.printStatus(session)
         }
@@ -76,7 +75,7 @@ struct StopCommand: AsyncParsableCommand {
         if try await ViaService.handle(global, .media("stop")) { return }
         try await CLIRuntime.withControlledSession(global) { runtime, session in
             let client = try runtime.mediaClient(session)
-            if client.mediaStatus == nil { try await client.requestStatus().response() }
+            try await client.readStatusIfUnknown()
             try await client.stop().response()
             // Nothing is left to serve: end the background `play --detach` servers of this device.
             BackgroundServing.stopAll(forDevice: session.device.id)

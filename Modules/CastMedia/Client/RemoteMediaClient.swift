@@ -463,6 +463,12 @@ public final class RemoteMediaClient: Sendable {
     @discardableResult
     public func requestStatus() -> MediaRequest { send("GET_STATUS", needsSession: false) }
 
+    /// Reads the status when none is known. A join reads it before it returns, so this asks only when that read
+    /// failed, and then throws the error the app meets (a command would otherwise fail as `noMediaSession`).
+    package func readStatusIfUnknown() async throws {
+        if mediaStatus == nil { try await requestStatus().response() }
+    }
+
     // MARK: - Queue commands
 
     /// Loads a queue (QUEUE_LOAD).

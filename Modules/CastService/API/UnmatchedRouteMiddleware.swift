@@ -27,15 +27,16 @@ struct UnmatchedRouteMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             // Hummingbird answers HEAD wherever GET is served.
             let names = (allowed.contains(.get) ? allowed.union([.head]) : allowed).map(\.rawValue).sorted()
+                .joined(separator: ", ")
             var response = AccessMiddleware.refuse(
                 CastServiceError(
                     .methodNotAllowed,
-                    "\(request.uri.path) takes \(names.joined(separator: ", ")), not \(request.method.rawValue)",
+                    "\(request.uri.path) takes \(names), not \(request.method.rawValue)",
                     httpStatus: 405
                 ),
                 counting: metrics
             )
-            response.headers[.allow] = names.joined(separator: ", ")
+            response.headers[.allow] = names
             return response
         }
     }

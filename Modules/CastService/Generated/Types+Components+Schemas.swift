@@ -282,7 +282,6 @@ extension Components {
                 case verified = "verified"
                 case failed = "failed"
                 case pending = "pending"
-                case notAttempted = "notAttempted"
             }
             /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/result`.
             internal var result: Components.Schemas.DeviceAuthentication.ResultPayload
@@ -310,10 +309,6 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/message`.
             internal var message: Swift.String?
-            /// For `notAttempted`, why no challenge was sent.
-            ///
-            /// - Remark: Generated from `#/components/schemas/DeviceAuthentication/reason`.
-            internal var reason: Swift.String?
             /// Creates a new `DeviceAuthentication`.
             ///
             /// - Parameters:
@@ -324,7 +319,6 @@ extension Components {
             ///   - audioOnly: For `verified`, whether the certificate is for audio-only devices.
             ///   - step: For `failed`, the code of the step that failed (`authInvalidSignature`, `authCertificateExpired`, …).
             ///   - message: For `failed`, what went wrong.
-            ///   - reason: For `notAttempted`, why no challenge was sent.
             internal init(
                 result: Components.Schemas.DeviceAuthentication.ResultPayload,
                 commonName: Swift.String? = nil,
@@ -332,8 +326,7 @@ extension Components {
                 hashAlgorithm: Swift.String? = nil,
                 audioOnly: Swift.Bool? = nil,
                 step: Swift.String? = nil,
-                message: Swift.String? = nil,
-                reason: Swift.String? = nil
+                message: Swift.String? = nil
             ) {
                 self.result = result
                 self.commonName = commonName
@@ -342,7 +335,6 @@ extension Components {
                 self.audioOnly = audioOnly
                 self.step = step
                 self.message = message
-                self.reason = reason
             }
             internal enum CodingKeys: String, CodingKey {
                 case result
@@ -352,7 +344,6 @@ extension Components {
                 case audioOnly
                 case step
                 case message
-                case reason
             }
         }
         /// - Remark: Generated from `#/components/schemas/AppStatus`.

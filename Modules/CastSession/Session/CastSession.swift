@@ -105,7 +105,7 @@ public final class CastSession: Sendable {
     /// Starts following the connection, asks for media status and connects channels. With `awaitingMediaStatus`
     /// (a join of an app that already ran), returns once the app answered with its media status (or failed to,
     /// within the request timeout), so that a joined session shows what plays from its first moment.
-    func attach(awaitingMediaStatus: Bool = false) async {
+    func attach(awaitingMediaStatus: Bool) async {
         let messages = connection.messages()
         let events = connection.events()
         // On the connection's event loop: a message is handled in the turn of the loop that read it.
