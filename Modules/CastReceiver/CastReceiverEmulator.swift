@@ -8,10 +8,12 @@ import NIOPosix
 /// Many emulated devices in one process, sharing event loops, a clock and one TLS identity.
 ///
 /// Devices are event driven and own no threads, so a thousand of them fit on a two-core machine. Use it from
-/// tests through ``withCastReceiverEmulator(devices:clock:logger:_:)``.
+/// tests through ``withCastReceiverEmulator(devices:group:clock:logger:_:)``.
 public final class CastReceiverEmulator: Sendable {
     /// The devices, in the order configured.
     public let devices: [EmulatedDevice]
+    /// The speaker group the devices make, when one was configured.
+    public let group: EmulatedGroup?
     /// The clock every device uses.
     public let clock: any EmulatorClock
 
@@ -19,8 +21,12 @@ public final class CastReceiverEmulator: Sendable {
     ///
     /// Devices without an ``DeviceConfiguration/identity`` share the process's emulator certificate: RSA key
     /// generation costs tens of milliseconds, which adds up over a thousand devices (or a test suite).
+    ///
+    /// - Parameter group: The record of a speaker group all the devices are members of (see ``EmulatedGroup``);
+    ///   `nil` (the default) makes none.
     public init(
         devices configurations: [DeviceConfiguration],
+        group: DeviceConfiguration? = nil,
         clock: any EmulatorClock = SystemEmulatorClock(),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         wireLog: WireLog? = nil,
@@ -32,9 +38,20 @@ public final class CastReceiverEmulator: Sendable {
             prepared.append(configuration)
         }
         self.clock = clock
-        self.devices = prepared.map {
+        let devices = prepared.map {
             EmulatedDevice(
                 configuration: $0,
+                clock: clock,
+                eventLoopGroup: eventLoopGroup,
+                wireLog: wireLog,
+                logger: logger
+            )
+        }
+        self.devices = devices
+        self.group = try group.map {
+            try EmulatedGroup(
+                configuration: $0,
+                members: devices,
                 clock: clock,
                 eventLoopGroup: eventLoopGroup,
                 wireLog: wireLog,
@@ -68,6 +85,10 @@ public final class CastReceiverEmulator: Sendable {
                 try await device.start()
                 started.append(device)
             }
+            if let group {
+                try await group.start()
+                started.append(group.endpoint)
+            }
         } catch {
             for device in started { await device.stop() }
             throw error
@@ -76,6 +97,7 @@ public final class CastReceiverEmulator: Sendable {
 
     /// Stops every device.
     public func stop() async {
+        await group?.stop()
         for device in devices { await device.stop() }
     }
 }
@@ -83,11 +105,12 @@ public final class CastReceiverEmulator: Sendable {
 /// Runs `body` with started emulated devices and stops them afterwards, whether `body` returns or throws.
 public func withCastReceiverEmulator<Result: Sendable>(
     devices: [DeviceConfiguration] = [DeviceConfiguration(friendlyName: "Emulated Chromecast", port: 0)],
+    group: DeviceConfiguration? = nil,
     clock: any EmulatorClock = SystemEmulatorClock(),
     logger: Logger = .castDisabled,
     _ body: (CastReceiverEmulator) async throws -> Result
 ) async throws -> Result {
-    let emulator = try CastReceiverEmulator(devices: devices, clock: clock, logger: logger)
+    let emulator = try CastReceiverEmulator(devices: devices, group: group, clock: clock, logger: logger)
     try await emulator.start()
     do {
         let result = try await body(emulator)

@@ -13,6 +13,9 @@ public struct EmulatedApp: Sendable, Hashable {
         case echo
         /// The idle screen.
         case idleScreen
+        /// A speaker group member's part in the group's playback (leader or follower): launched by the group,
+        /// not by senders.
+        case groupPlayback
     }
 
     /// The app id, for example `CC1AD845`.
@@ -45,6 +48,22 @@ public struct EmulatedApp: Sendable, Hashable {
 
     /// The Backdrop idle screen (`E8C28D3C`), shown when nothing else runs.
     public static let backdrop = EmulatedApp(id: "E8C28D3C", displayName: "Backdrop", namespaces: [], kind: .idleScreen)
+
+    /// What the elected leader of a playing speaker group runs (`531A4F84`, "MultizoneLeader").
+    public static let multizoneLeader = EmulatedApp(
+        id: "531A4F84",
+        displayName: "MultizoneLeader",
+        namespaces: [],
+        kind: .groupPlayback
+    )
+
+    /// What the other members of a playing speaker group run (`705D30C6`, "MultizoneFollower").
+    public static let multizoneFollower = EmulatedApp(
+        id: "705D30C6",
+        displayName: "MultizoneFollower",
+        namespaces: [],
+        kind: .groupPlayback
+    )
 
     /// An Android TV receiver app for Cast Connect tests.
     public static func androidTV(id: String = "A1B2C3D4", displayName: String = "Android TV App") -> EmulatedApp {

@@ -119,7 +119,7 @@ extension EmulatedDevice {
     }
 
     /// Ends the running app: CLOSE from its transport to every sender connected to it, then Backdrop.
-    private func stopRunningApp(state: inout State, replacing: Bool = false) -> [Outgoing] {
+    func stopRunningApp(state: inout State, replacing: Bool = false) -> [Outgoing] {
         guard state.running.app.kind != .idleScreen || replacing else { return [] }
         let transportID = state.running.transportID
         var out: [Outgoing] = []
@@ -205,7 +205,7 @@ extension EmulatedDevice {
         ]
     }
 
-    private func reply(_ payload: JSONValue, _ requestId: Int, to requester: Requester, _ state: State) -> [Outgoing] {
+    func reply(_ payload: JSONValue, _ requestId: Int, to requester: Requester, _ state: State) -> [Outgoing] {
         guard let peer = state.peers[requester.connectionID] else { return [] }
         var payload = payload
         payload["requestId"] = .number(Double(requestId))

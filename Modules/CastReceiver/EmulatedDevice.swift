@@ -53,7 +53,11 @@ public final class EmulatedDevice: Sendable {
         /// so requests reach the player in the order they arrived.
         var lastFetch: Task<Void, Never>?
         var server: CastServer?
+        /// Where the device listens: the configuration's until a speaker group's endpoint moves with its leader.
+        var host: String
         var port: Int
+        /// The speaker group this device is a member of, or whose endpoint it is.
+        weak var group: EmulatedGroup?
         /// The TLS certificate the device presents (DER), which its device-auth answers sign.
         var tlsCertificate: [UInt8] = []
         var deviceAuthChallenges = 0
@@ -106,6 +110,7 @@ public final class EmulatedDevice: Sendable {
                 volumeLevel: configuration.volumeLevel,
                 running: idle,
                 faults: configuration.faults,
+                host: configuration.host,
                 port: configuration.port
             )
         )
@@ -133,12 +138,12 @@ public final class EmulatedDevice: Sendable {
         serverConfiguration.connection.heartbeat.deadAfter = configuration.idleTimeout
         serverConfiguration.connection.connectTimeout = configuration.handshakeTimeout
         serverConfiguration.maximumConnections = configuration.maximumConnections
-        let faults = state.withLockedValue { $0.faults }
+        let (faults, host, port) = state.withLockedValue { ($0.faults, $0.host, $0.port) }
         serverConfiguration.connection.heartbeat.pongLimit = faults.stopsAnsweringPingsAfter
         do {
             let server = try await CastServer.bind(
-                host: configuration.host,
-                port: configuration.port,
+                host: host,
+                port: port,
                 tlsContext: tlsContext,
                 configuration: serverConfiguration,
                 eventLoopGroup: eventLoopGroup,
@@ -155,7 +160,7 @@ public final class EmulatedDevice: Sendable {
         } catch {
             throw CastReceiverError(
                 .listenFailed,
-                "cannot listen on \(configuration.host):\(configuration.port): \(error)",
+                "cannot listen on \(host):\(port): \(error)",
                 cause: error
             )
         }
@@ -190,7 +195,26 @@ public final class EmulatedDevice: Sendable {
     public var port: Int { state.withLockedValue { $0.port } }
 
     /// The address the device listens on.
-    public var host: String { configuration.host }
+    public var host: String { state.withLockedValue { $0.host } }
+
+    /// Moves the device to another address and port (0: a free one) while its app and media go on, as a speaker
+    /// group's endpoint moves when another member becomes its leader: every sender connection ends abruptly (the
+    /// old leader is gone), and senders find the device again at its new place.
+    ///
+    /// - Throws: ``CastReceiverError/Code/listenFailed`` when the new place cannot be bound.
+    public func relocate(toHost host: String, port: Int) async throws {
+        let (server, peers) = state.withLockedValue { state -> (CastServer?, [Peer]) in
+            defer {
+                state.server = nil
+                state.peers = [:]
+                (state.host, state.port) = (host, port)
+            }
+            return (state.server, Array(state.peers.values))
+        }
+        await server?.close()
+        for peer in peers { peer.connection.abort() }
+        try await start()
+    }
 
     /// Changes the device's misbehaviour; applies to existing connections where it can.
     public func setFaults(_ faults: FaultInjection) {
@@ -290,8 +314,16 @@ public final class EmulatedDevice: Sendable {
         let now = clock.now
         var abort: CastConnection?
         var malformed: CastConnection?
+        var groupChange: GroupChange?
         let outgoing: [Outgoing] = state.withLockedValue { state in
             guard var peer = state.peers[id] else { return [] }
+            let before = (state.running.app.kind == .idleScreen, state.volumeLevel, state.isMuted)
+            defer {
+                let after = (state.running.app.kind == .idleScreen, state.volumeLevel, state.isMuted)
+                if let group = state.group, before != after {
+                    groupChange = GroupChange(group: group, playbackChanged: before.0 != after.0)
+                }
+            }
             peer.inboundCount += 1
             let mayDrop = state.faults.dropLimit.map { state.drops < $0 } ?? true
             let type =
@@ -320,6 +352,10 @@ public final class EmulatedDevice: Sendable {
             return outgoing
         }
         deliver(outgoing)
+        if message.namespace == CastNamespace.multizone, message.destinationID == CastEndpoint.receiver {
+            receiveMultizone(message, on: id)
+        }
+        if let groupChange { groupChange.notify(from: self) }
         if let abort {
             logger.debug("closing abruptly (fault)")
             abort.abort()

@@ -21,6 +21,10 @@ public struct DeviceActivity: Sendable, Hashable {
     public var isReachable: Bool
     /// Whether the device proved it is a genuine Cast device on the observer's connection; `nil` when unknown.
     public var deviceAuthentication: DeviceAuthentication?
+    /// A speaker group's members, as the group tells them (their names and own volumes); `nil` for a device that
+    /// is no group, or a group that did not answer. ``SpeakerGroupMembership`` turns many activities into which
+    /// groups each device belongs to.
+    public var groupMembers: [MultizoneMember]?
 
     /// Creates an activity snapshot.
     public init(
@@ -28,13 +32,15 @@ public struct DeviceActivity: Sendable, Hashable {
         deviceStatus: DeviceStatus,
         mediaStatus: MediaStatus? = nil,
         isReachable: Bool = true,
-        deviceAuthentication: DeviceAuthentication? = nil
+        deviceAuthentication: DeviceAuthentication? = nil,
+        groupMembers: [MultizoneMember]? = nil
     ) {
         self.device = device
         self.deviceStatus = deviceStatus
         self.mediaStatus = mediaStatus
         self.isReachable = isReachable
         self.deviceAuthentication = deviceAuthentication
+        self.groupMembers = groupMembers
     }
 
     /// The running app; `nil` when the device is idle (its idle screen counts as idle).
@@ -86,6 +92,8 @@ public final class DeviceObserver: Sendable {
         /// The highest `requestId` of a RECEIVER_STATUS the message task applied, and who waits for one.
         var appliedReplyID = 0
         var replyWaiters: [(requestID: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// A group's membership (multizone namespace); `nil` for other devices.
+        var multizoneStatus: MultizoneStatus?
 
         /// Forgets the shared session and its status handler; answers its watcher for the caller to cancel.
         mutating func endSharing() -> Task<Void, Never>? {
@@ -101,7 +109,8 @@ public final class DeviceObserver: Sendable {
                     deviceStatus: $0,
                     mediaStatus: mediaClient?.mediaStatus,
                     isReachable: isReachable,
-                    deviceAuthentication: connection?.deviceAuthentication
+                    deviceAuthentication: connection?.deviceAuthentication,
+                    groupMembers: multizoneStatus?.members
                 )
             }
         }
@@ -112,6 +121,7 @@ public final class DeviceObserver: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let sleep: @Sendable (Duration) async throws -> Void
     private let logger: Logger
+    private let locator: (any CastDeviceLocator)?
     private let state: NIOLockedValueBox<State>
     private let broadcaster = EventBroadcaster<DeviceActivity>()
     /// Held while an activity is compared and yielded, so that activities are yielded in the order they were
@@ -124,16 +134,20 @@ public final class DeviceObserver: Sendable {
     ///   - device: The device to follow.
     ///   - options: Connect and request timeouts, heartbeat, reconnect policy.
     ///   - eventLoopGroup: Where network I/O runs.
+    ///   - locator: Where to look the device up before reconnecting (a speaker group moves with its leader);
+    ///     `nil` reconnects where it was.
     ///   - sleep: How reconnect backoff waits; tests inject one that does not really sleep.
     ///   - logger: Silent by default.
     public init(
         device: CastDevice,
         options: CastOptions = CastOptions(),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        locator: (any CastDeviceLocator)? = nil,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         logger: Logger = .castDisabled
     ) {
         self.options = options
+        self.locator = locator
         self.eventLoopGroup = eventLoopGroup
         self.sleep = sleep
         var logger = logger.withCategory(CastLogCategory.session)
@@ -183,6 +197,7 @@ public final class DeviceObserver: Sendable {
             // Only a device known by its address is asked what it is (and only then waited for).
             let (status, info) = try await DeviceInfo.ask(connection, describing: device.isStatic)
             if let info { state.withLockedValue { $0.device.apply(info) } }
+            await readMultizoneStatus(on: connection)
             await apply(DeviceStatus(json: status), on: connection)
         } catch {
             await stop()
@@ -296,6 +311,16 @@ public final class DeviceObserver: Sendable {
     // MARK: - Following
 
     private func handle(_ message: CastMessage, on connection: CastConnection) async {
+        if message.namespace == CastNamespace.multizone, message.sourceID == CastEndpoint.receiver {
+            guard let json = try? message.json(), let event = MultizoneEvent(json: json) else { return }
+            state.withLockedValue { state in
+                var status = state.multizoneStatus ?? MultizoneStatus(members: [])
+                status.apply(event)
+                state.multizoneStatus = status
+            }
+            publish()
+            return
+        }
         if message.namespace == CastNamespace.receiver {
             guard let json = try? message.json() else { return }
             if message.sourceID == CastEndpoint.receiver, json["type"]?.stringValue == "RECEIVER_STATUS" {
@@ -346,7 +371,16 @@ public final class DeviceObserver: Sendable {
         while policy.allowsAttempt(afterFailedAttempts: failures), !state.withLockedValue({ $0.isStopped }) {
             do {
                 try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
-                try await connection.reconnect()
+                let moved = await locator?.currentRecord(of: device).flatMap { record in
+                    record.host.isEmpty || (record.host == connection.host && record.port == connection.port)
+                        ? nil : record
+                }
+                if let moved {
+                    state.withLockedValue { $0.device = moved }
+                    try await connection.reconnect(toHost: moved.host, port: moved.port)
+                } else {
+                    try await connection.reconnect()
+                }
                 // The app's virtual connection is gone with the old transport: the status read next follows it
                 // again.
                 state.withLockedValue { state in
@@ -361,6 +395,8 @@ public final class DeviceObserver: Sendable {
                     payload: ["type": "GET_STATUS"]
                 )
                 await applied(try reply.json())
+                await readMultizoneStatus(on: connection)
+                publish()
                 return
             } catch is CancellationError {
                 return
@@ -371,6 +407,21 @@ public final class DeviceObserver: Sendable {
         }
         logger.notice("stopped following the device: it could not be reached again")
         await stop()
+    }
+
+    /// The device this observer follows, as last told (a static entry renamed by its answer, a group moved).
+    public var device: CastDevice { state.withLockedValue { $0.device } }
+
+    /// Reads a speaker group's membership; other devices are not asked. A group that does not answer keeps the
+    /// membership it had.
+    private func readMultizoneStatus(on connection: CastConnection) async {
+        guard device.isGroup else { return }
+        do {
+            let status = try await MultizoneStatus.ask(connection, timeout: options.requestTimeout)
+            state.withLockedValue { $0.multizoneStatus = status }
+        } catch {
+            logger.debug("the group did not tell its members", metadata: ["cast.error": "\(error)"])
+        }
     }
 
     /// Takes a new receiver status: follows the media app it names (closing the previous app's virtual

@@ -28,6 +28,7 @@ public final class CastSession: Sendable {
         var tasks: [Task<Void, Never>] = []
         var isEnding = false
         var reportedAuthentication: DeviceAuthentication?
+        var multizoneStatus: MultizoneStatus?
     }
 
     /// The session's options (from its context).
@@ -42,6 +43,9 @@ public final class CastSession: Sendable {
     let store: SessionStore?
     private let deviceStatusBroadcaster = EventBroadcaster<DeviceStatus>()
     private let stateBroadcaster = EventBroadcaster<ConnectionState>()
+    let multizoneBroadcaster = EventBroadcaster<MultizoneEvent>()
+    /// Where the device is now, asked before each reconnect attempt (a speaker group moves with its leader).
+    let locator: (any CastDeviceLocator)?
 
     init(
         device: CastDevice,
@@ -50,11 +54,13 @@ public final class CastSession: Sendable {
         deviceStatus: DeviceStatus?,
         options: CastOptions,
         store: SessionStore?,
+        locator: (any CastDeviceLocator)? = nil,
         sleep: @escaping @Sendable (Duration) async throws -> Void,
         logger: Logger,
         emit: @escaping @Sendable (SessionEvent) -> Void
     ) {
         self.options = options
+        self.locator = locator
         self.connection = connection
         self.store = store
         self.sleep = sleep
@@ -124,6 +130,7 @@ public final class CastSession: Sendable {
         state.withLockedValue { $0.tasks += [messageTask, eventTask] }
         reportDeviceAuthentication(connection.deviceAuthentication)
         connectChannels()
+        refreshMultizoneStatus()
         let status = remoteMediaClient?.requestStatus()
         persist()
         if awaitingMediaStatus, let status {
@@ -146,6 +153,10 @@ public final class CastSession: Sendable {
                     await self.finish(error: CastSessionError(.appStopped, "the receiver app is no longer running"))
                 }
             }
+            return
+        }
+        if message.namespace == CastNamespace.multizone, message.sourceID == CastEndpoint.receiver {
+            receiveMultizone(message)
             return
         }
         guard message.sourceID == transportID || message.sourceID == CastEndpoint.broadcast else { return }
@@ -214,7 +225,7 @@ public final class CastSession: Sendable {
             if state.withLockedValue({ $0.isEnding }) { return }
             do {
                 try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
-                try await connection.reconnect()
+                try await reconnectToCurrentRecord()
                 let status = try await fetchDeviceStatusNow()
                 guard let app = status.application, app.sessionID == sessionID else {
                     await finish(
@@ -244,6 +255,18 @@ public final class CastSession: Sendable {
         await finish(error: error)
     }
 
+    /// Reconnects where the device is now: where the locator's latest record puts it (a speaker group's new
+    /// leader), else where it was.
+    private func reconnectToCurrentRecord() async throws {
+        let moved: CastDevice? = await locator?.currentRecord(of: device).flatMap { record in
+            record.host.isEmpty || (record.host == connection.host && record.port == connection.port) ? nil : record
+        }
+        guard let moved else { return try await connection.reconnect() }
+        logger.debug("the device moved", metadata: ["cast.peer": "\(moved.host):\(moved.port)"])
+        state.withLockedValue { $0.device = moved }
+        try await connection.reconnect(toHost: moved.host, port: moved.port)
+    }
+
     private func resumed(status: DeviceStatus, transferredFrom: CastDevice? = nil) {
         let waiters = state.withLockedValue { state -> [CheckedContinuation<Bool, Never>] in
             state.connectionState = .connected
@@ -255,6 +278,7 @@ public final class CastSession: Sendable {
         stateBroadcaster.yield(.connected)
         deviceStatusBroadcaster.yield(status)
         connectChannels()
+        refreshMultizoneStatus()
         remoteMediaClient?.requestStatus()
         persist()
         logger.debug("resumed")
@@ -339,6 +363,7 @@ public final class CastSession: Sendable {
         emit(.didEnd(self, error))
         deviceStatusBroadcaster.finish()
         stateBroadcaster.finish()
+        multizoneBroadcaster.finish()
     }
 
     private func persist() {
@@ -407,7 +432,7 @@ public final class CastSession: Sendable {
         return status
     }
 
-    private func requireConnected() throws {
+    func requireConnected() throws {
         switch connectionState {
         case .connected: return
         case .suspended: throw CastSessionError(.suspended, "the session is suspended (reconnecting)")

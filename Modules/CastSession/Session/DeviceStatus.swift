@@ -71,6 +71,27 @@ public struct ApplicationMetadata: Sendable, Hashable {
     /// Whether the app speaks the media namespace (and so can be paused, sought, …).
     public var playsMedia: Bool { namespaces.contains(CastNamespace.media) }
 
+    /// A device's part in a speaker group's playback.
+    public enum GroupRole: Sendable, Hashable {
+        /// The member that leads the group's playback (`MultizoneLeader`, `531A4F84`).
+        case leader
+        /// A member that follows it (`MultizoneFollower`, `705D30C6`).
+        case follower
+    }
+
+    /// The app ids members run while their group plays (cast-protocol.md §8, §11.5).
+    public static let multizoneLeaderIDs: Set<String> = ["531A4F84", "MultizoneLeader"]
+    /// See ``multizoneLeaderIDs``.
+    public static let multizoneFollowerIDs: Set<String> = ["705D30C6", "MultizoneFollower"]
+
+    /// Whether this app is a member's part in its group's playback rather than an app of its own: such a device
+    /// is "playing in group X" — the group's session is the one to join or control.
+    public var groupRole: GroupRole? {
+        if Self.multizoneLeaderIDs.contains(applicationID) { return .leader }
+        if Self.multizoneFollowerIDs.contains(applicationID) { return .follower }
+        return nil
+    }
+
     init?(json: JSONValue) {
         guard let id = json["appId"]?.stringValue, let sessionID = json["sessionId"]?.stringValue else { return nil }
         applicationID = id

@@ -17,6 +17,7 @@ public final class SessionManager: Sendable {
         var isStarting = false
         var castState: CastState
         var listeners: [ObjectIdentifier: Listener] = [:]
+        var deviceLocator: (any CastDeviceLocator)?
     }
 
     /// The options sessions are started with.
@@ -57,6 +58,14 @@ public final class SessionManager: Sendable {
 
     /// The cast state.
     public var castState: CastState { state.withLockedValue { $0.castState } }
+
+    /// Where sessions look a device up before reconnecting: typically the app's ``DiscoveryManager``, so that a
+    /// session on a speaker group follows the group when its leader (and with it the group's address and port)
+    /// moves to another member, as GCK's sessions do. `nil` (the default) reconnects where the device was.
+    public var deviceLocator: (any CastDeviceLocator)? {
+        get { state.withLockedValue { $0.deviceLocator } }
+        set { state.withLockedValue { $0.deviceLocator = newValue } }
+    }
 
     /// A new, independent stream of session events.
     public func events() -> AsyncStream<SessionEvent> { eventBroadcaster.makeStream() }
@@ -304,6 +313,7 @@ public final class SessionManager: Sendable {
                 deviceStatus: finalStatus,
                 options: options,
                 store: store,
+                locator: deviceLocator,
                 sleep: sleep,
                 logger: logger,
                 emit: { [weak self] event in self?.emit(event) }

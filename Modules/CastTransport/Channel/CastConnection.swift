@@ -111,16 +111,19 @@ public final class CastConnection: Sendable {
         var authReply: EventLoopPromise<CastMessage>?
         /// Counts challenges: the timer, close and result of an earlier one must not touch a later one's.
         var authChallenge = 0
+        /// Where the peer is: set at connect, moved by ``reconnect(toHost:port:)``.
+        var host: String
+        var port: Int
     }
 
-    /// The peer's host name or address.
-    public let host: String
+    /// The peer's host name or address (a speaker group's moves with its leader: see ``reconnect(toHost:port:)``).
+    public var host: String { state.withLockedValue { $0.host } }
     /// The peer's TCP port.
-    public let port: Int
+    public var port: Int { state.withLockedValue { $0.port } }
     /// The settings this connection was made with.
     public let configuration: Configuration
 
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
     private let tlsContext: TLSContext
     /// The loop every transport of this connection runs on, reconnects included (picked once from the group).
     private let eventLoop: any EventLoop
@@ -140,8 +143,7 @@ public final class CastConnection: Sendable {
         isServerSide: Bool,
         logger: Logger
     ) {
-        self.host = host
-        self.port = port
+        self.state = NIOLockedValueBox(State(host: host, port: port))
         self.configuration = configuration
         self.tlsContext = tlsContext
         self.eventLoop = eventLoopGroup.next()
@@ -203,6 +205,16 @@ public final class CastConnection: Sendable {
         try await establish()
     }
 
+    /// Like ``reconnect()``, to a peer that moved: a speaker group's endpoint follows its elected leader to another
+    /// member's address and port, and discovery's new record says where. The virtual connections come along.
+    public func reconnect(toHost host: String, port: Int) async throws {
+        state.withLockedValue { state in
+            guard !state.isClosed else { return }
+            (state.host, state.port) = (host, port)
+        }
+        try await reconnect()
+    }
+
     private func establish() async throws {
         let handshake = eventLoop.makePromise(of: Void.self)
         let pipeline = makePipeline()
@@ -220,6 +232,7 @@ public final class CastConnection: Sendable {
                 }
             }
         let channel: any Channel
+        let (host, port) = state.withLockedValue { ($0.host, $0.port) }
         do {
             channel = try await bootstrap.connect(host: host, port: port).get()
         } catch {
