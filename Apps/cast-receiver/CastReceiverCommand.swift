@@ -37,6 +37,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
               cast-receiver --port 0 --devices 3     three devices on free ports
               cast-receiver --wire-log frames.jsonl --reply-delay 0.5
               cast-receiver --host 0.0.0.0 --no-mdns
+              cast-receiver --port 0 --devices 2 --group Downstairs --group-leader-moves-after 30
             """
     )
 
@@ -44,6 +45,22 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Option(help: "Port of the first device; 0 picks a free port for each device.") var port = 8009
     @Option(help: "Number of devices to emulate.") var devices = 1
     @Option(help: "Friendly name (devices after the first get a number).") var name = "Emulated Chromecast"
+    @Option(
+        help: """
+            Make the devices members of a speaker group with this name: its own endpoint (printed and advertised \
+            like a device, model "Google Cast Group") at its leader's address, the multizone namespace, and the \
+            leader and follower apps on the members while the group plays.
+            """
+    )
+    var group: String?
+    @Option(help: "With --group: the group endpoint's port (0: a free one).") var groupPort = 0
+    @Option(
+        help: """
+            With --group: after this many seconds, elect the next member as the group's leader; the endpoint moves \
+            to a new port (its senders are disconnected and must find it again) and its advertisement is updated.
+            """
+    )
+    var groupLeaderMovesAfter: Double?
     @Option(help: "Model name.") var model = "Chromecast"
     @Option(help: "PEM certificate file (default: a fresh 3-day self-signed certificate).") var cert: String?
     @Option(help: "PEM private key file for --cert.") var key: String?
@@ -120,6 +137,15 @@ struct CastReceiverCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
         guard (cert == nil) == (key == nil) else { throw ValidationError("--cert and --key go together") }
         if let prerollAd { _ = try Self.parsePreroll(prerollAd) }
+        if group == nil, groupLeaderMovesAfter != nil || groupPort != 0 {
+            throw ValidationError("--group-port and --group-leader-moves-after need --group")
+        }
+        if let groupLeaderMovesAfter, groupLeaderMovesAfter <= 0 {
+            throw ValidationError("--group-leader-moves-after must be positive")
+        }
+        guard (0...65535).contains(groupPort), groupPort != 8009 else {
+            throw ValidationError("--group-port must be 0…65535 and not 8009 (a group has a port of its own)")
+        }
         for item in echoApp where !item.contains("=urn:x-cast:") {
             throw ValidationError("--echo-app takes APPID=urn:x-cast:namespace, not '\(item)'")
         }
@@ -192,14 +218,49 @@ struct CastReceiverCommand: AsyncParsableCommand {
         }
         let clock = SystemEmulatorClock()
         let log = try wireLog.map { try WireLog(path: $0, clock: clock) }
-        let emulator = try CastReceiverEmulator(devices: configurations, clock: clock, wireLog: log, logger: logger)
+        var groupConfiguration: DeviceConfiguration?
+        if let group {
+            var configuration = DeviceConfiguration(friendlyName: group, port: groupPort)
+            configuration.apps = apps
+            configuration.faults = faults
+            configuration.identity = identity
+            configuration.deviceAuth = auth
+            configuration.defaultMediaDuration = defaultDuration
+            configuration.loadDuration = loadDuration
+            configuration.prerollAd = preroll
+            configuration.fetchesMedia = fetchMedia
+            groupConfiguration = configuration
+        }
+        let emulator = try CastReceiverEmulator(
+            devices: configurations,
+            group: groupConfiguration,
+            clock: clock,
+            wireLog: log,
+            logger: logger
+        )
         try await emulator.start()
         for device in emulator.devices {
             say(
                 "cast-receiver: \"\(device.configuration.friendlyName)\" id=\(device.configuration.id) on \(device.host):\(device.port)"
             )
         }
-        let publisher = noMDNS ? nil : await advertise(emulator.devices, logger: logger)
+        if let group = emulator.group {
+            let members = group.members.map { "\"\($0.configuration.friendlyName)\"" }.joined(separator: ", ")
+            say(
+                "cast-receiver: group \"\(group.name)\" id=\(group.id) on \(group.endpoint.host):\(group.endpoint.port) members \(members)"
+            )
+        }
+        let advertised = emulator.devices + (emulator.group.map { [$0.endpoint] } ?? [])
+        let publisher = noMDNS ? nil : await advertise(advertised, logger: logger)
+        let leaderMove = emulator.group.flatMap { group in
+            groupLeaderMovesAfter.map { seconds in
+                Task {
+                    try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                    await Self.moveLeader(of: group, publisher: publisher)
+                }
+            }
+        }
+        defer { leaderMove?.cancel() }
         let termination = TerminationSignal()
         say("cast-receiver: ready (Ctrl-C to stop)")
         let signal = await termination.wait()
@@ -225,13 +286,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
         }
         await withTaskGroup(of: String.self) { group in
             for device in devices {
-                var advertisement = CastAdvertisement(
-                    id: device.configuration.id,
-                    friendlyName: device.configuration.friendlyName,
-                    port: device.port
-                )
-                advertisement.modelName = device.configuration.model
-                advertisement.capabilities = DeviceCapabilities(rawValue: device.configuration.capabilities)
+                let advertisement = Self.advertisement(of: device)
                 group.addTask {
                     do {
                         let name = try await publisher.publish(advertisement)
@@ -249,6 +304,31 @@ struct CastReceiverCommand: AsyncParsableCommand {
             say("cast-receiver: note: listening on \(host) only: senders on other hosts cannot connect (see --host)")
         }
         return publisher
+    }
+
+    /// What mDNS says of `device`: its id, name, model, capabilities and port.
+    private static func advertisement(of device: EmulatedDevice) -> CastAdvertisement {
+        var advertisement = CastAdvertisement(
+            id: device.configuration.id,
+            friendlyName: device.configuration.friendlyName,
+            port: device.port
+        )
+        advertisement.modelName = device.configuration.model
+        advertisement.capabilities = DeviceCapabilities(rawValue: device.configuration.capabilities)
+        return advertisement
+    }
+
+    /// `--group-leader-moves-after`: elects the next leader, says where the group went and re-advertises it there.
+    private static func moveLeader(of group: EmulatedGroup, publisher: DevicePublisher?) async {
+        do {
+            let leader = try await group.moveLeader()
+            say(
+                "cast-receiver: group \"\(group.name)\" leader moved to \"\(leader.configuration.friendlyName)\": now on \(group.endpoint.host):\(group.endpoint.port)"
+            )
+            try await publisher?.update(advertisement(of: group.endpoint))
+        } catch {
+            say("cast-receiver: warning: the group's leader could not move: \(error)")
+        }
     }
 
     /// The `--device-auth` credentials: loaded from, or made and written to, `--device-auth-dir` (a fault in the

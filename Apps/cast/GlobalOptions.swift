@@ -230,16 +230,25 @@ struct CLIRuntime: Sendable {
     // MARK: Devices
 
     /// Finds devices (static and mDNS) for up to --timeout seconds, returning early once `until` is satisfied.
-    func discoverDevices(until: @escaping @Sendable ([CastDevice]) -> Bool = { _ in false }) async -> (
-        devices: [CastDevice], problem: String?
-    ) {
-        if !global.host.isEmpty { return (global.staticDevices, nil) }
+    /// `--host` entries are the only devices then: as given, or — `describingHosts`, to find one by its name —
+    /// each asked what it is called.
+    func discoverDevices(
+        describingHosts: Bool = false,
+        until: @escaping @Sendable ([CastDevice]) -> Bool = { _ in false }
+    ) async -> (devices: [CastDevice], problem: String?) {
+        if !global.host.isEmpty, !describingHosts { return (global.staticDevices, nil) }
         var configuration = DiscoveryManager.Configuration()
-        configuration.staticDevices = options.staticDevices
+        configuration.staticDevices = global.host.isEmpty ? options.staticDevices : global.staticDevices
+        configuration.browsesMulticastDNS = global.host.isEmpty
         configuration.criteria = profile.discoveryCriteria
         var manager = DiscoveryManager(configuration: configuration, logger: logger)
         var problem: String?
         var until = until
+        if !global.host.isEmpty {
+            // Done once every host answered.
+            let (wanted, count) = (until, global.staticDevices.count)
+            until = { devices in wanted(devices) || devices.count == count }
+        }
         do {
             try manager.start()
         } catch {
@@ -277,7 +286,7 @@ struct CLIRuntime: Sendable {
             return device
         }
         let wanted = global.device?.lowercased()
-        let (devices, problem) = await discoverDevices { devices in
+        let (devices, problem) = await discoverDevices(describingHosts: wanted != nil) { devices in
             guard let wanted else { return false }
             return devices.contains { $0.id.lowercased() == wanted || $0.friendlyName.lowercased() == wanted }
         }

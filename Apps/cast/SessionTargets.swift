@@ -59,6 +59,22 @@ extension CLIRuntime {
         }
     }
 
+    /// The group `member` plays in: the other devices found (mDNS, profile and `--host` entries) that are or may
+    /// be groups are asked what they do and who their members are; `nil` when none has it as a member.
+    func playingGroup(of member: DeviceActivity) async -> DeviceActivity? {
+        let candidates = await discoverDevices().devices.filter { device in
+            device.id != member.device.id && !(device.host == member.device.host && device.port == member.device.port)
+                && (device.isGroup || device.capabilities.isEmpty)
+        }
+        let activities = await DeviceObserver.activities(
+            of: candidates,
+            options: options,
+            timeout: .milliseconds(Int64(discoveryWait * 1000)),
+            logger: logger
+        )
+        return SpeakerGroupMembership(activities.compactMap { try? $0.get() }).playingGroup(of: member)
+    }
+
     /// "Several devices": each with what it is doing, and how to choose.
     private func candidatesListing(_ devices: [CastDevice]) async -> String {
         let activities = await DeviceObserver.activities(

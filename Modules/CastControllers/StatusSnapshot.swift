@@ -24,6 +24,12 @@ public struct StatusSnapshot: Sendable {
     public var queueCount: Int?
     /// Whether the device proved it is a genuine Cast device; `nil` when unknown.
     public var deviceAuthentication: DeviceAuthentication?
+    /// A speaker group's members (the device is a group); `nil` otherwise.
+    public var groupMembers: [MultizoneMember]?
+    /// The device's part in a speaker group's playback: it runs the leader or follower app, not one of its own.
+    public var groupRole: ApplicationMetadata.GroupRole?
+    /// The name of the group playing on the device (with ``groupRole``), when it is known.
+    public var playingGroup: String?
 
     /// Captures `session` now.
     public init(session: CastSession) {
@@ -38,6 +44,7 @@ public struct StatusSnapshot: Sendable {
         deviceAuthentication = session.deviceAuthentication
         deviceVolume = session.deviceStatus?.volumeLevel
         deviceMuted = session.deviceStatus?.isMuted
+        groupMembers = session.multizoneStatus?.members
         if let client = session.remoteMediaClient, let status = client.mediaStatus {
             media = status
             position = client.approximateStreamPosition
@@ -47,6 +54,21 @@ public struct StatusSnapshot: Sendable {
                 queueCount = ids.count
             }
         }
+    }
+
+    /// Captures a device that plays in a speaker group: the member's own state, and the app and media of
+    /// `group` — what it really plays — named as the group's.
+    public init(member activity: DeviceActivity, playingGroup group: DeviceActivity?) {
+        self.init(activity: activity)
+        guard let role = activity.application?.groupRole else { return }
+        groupRole = role
+        guard let group else { return }
+        playingGroup = group.device.friendlyName
+        appID = group.application?.applicationID
+        appName = group.application?.name
+        sessionID = group.application?.sessionID
+        media = group.mediaStatus
+        position = group.mediaStatus?.currentTime
     }
 
     /// Captures an observed device (no session): its app, if any, and its media, if it plays any.
@@ -63,6 +85,7 @@ public struct StatusSnapshot: Sendable {
         deviceVolume = activity.deviceStatus.volumeLevel
         deviceMuted = activity.deviceStatus.isMuted
         media = activity.mediaStatus
+        groupMembers = activity.groupMembers
         self.position = position ?? activity.mediaStatus?.currentTime
         if let status = activity.mediaStatus, let items = status.items?.compactMap(\.itemID),
             let current = status.currentItemID, let index = items.firstIndex(of: current)
@@ -87,7 +110,13 @@ public struct StatusSnapshot: Sendable {
         if let deviceVolume { device["volume"] = .number(deviceVolume) }
         if let deviceMuted { device["muted"] = .bool(deviceMuted) }
         if let deviceAuthentication { device["authentication"] = deviceAuthentication.json }
+        if let groupMembers { device["members"] = .array(groupMembers.map(Self.json)) }
         var result: JSONValue = ["device": device, "app": .null]
+        if let groupRole {
+            result["group"] = [
+                "name": playingGroup.map { .string($0) } ?? .null, "role": .string("\(groupRole)"),
+            ]
+        }
         if let appID {
             var app: JSONValue = ["id": .string(appID)]
             if let appName { app["name"] = .string(appName) }
@@ -135,10 +164,17 @@ public struct StatusSnapshot: Sendable {
             style.paint("\(deviceName)", style.heading) + style.paint("  \(host):\(port)  \(connection)", style.caption)
         ]
         var app = "app: \(appName ?? appID ?? "none")"
+        if let groupRole {
+            let group = playingGroup.map { "group \($0)" } ?? "a speaker group"
+            app = "playing in \(group) (\(groupRole))" + (playingGroup == nil ? "" : ": \(appName ?? appID ?? "idle")")
+        }
         if let deviceVolume {
             app += "  volume \(Int((deviceVolume * 100).rounded()))%\(deviceMuted == true ? " (muted)" : "")"
         }
         lines.append(style.paint(app, style.body))
+        if let groupMembers {
+            lines.append(style.paint("members: " + groupMembers.map(Self.line).joined(separator: ", "), style.body))
+        }
         if let authentication = deviceAuthentication, authentication.wasAttempted {
             lines.append(style.paint("device authentication: \(authentication)", style.caption))
         }
@@ -171,5 +207,20 @@ public struct StatusSnapshot: Sendable {
         }
         lines.append(style.paint(info, style.body))
         return lines
+    }
+
+    /// A member in `--json`: `{id, name, volume, muted}`.
+    public static func json(_ member: MultizoneMember) -> JSONValue {
+        [
+            "id": .string(member.id), "name": .string(member.name),
+            "volume": member.volumeLevel.map { .number($0) } ?? .null,
+            "muted": member.isMuted.map { .bool($0) } ?? .null,
+        ]
+    }
+
+    /// A member in text: "Kitchen 40%", "Bedroom (muted)".
+    public static func line(_ member: MultizoneMember) -> String {
+        if member.isMuted == true { return "\(member.name) (muted)" }
+        return member.volumeLevel.map { "\(member.name) \(Int(($0 * 100).rounded()))%" } ?? member.name
     }
 }

@@ -24,6 +24,9 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
     public var port: Int
     /// Whether this entry came from configuration (`--host`, a profile) rather than mDNS.
     public var isStatic: Bool
+    /// The id the device gave for itself (``DeviceInfo/deviceID``) when it is listed under another one, as a static
+    /// entry is: what a speaker group's member list calls it.
+    public var reportedID: String?
 
     /// Creates a device description.
     public init(
@@ -75,6 +78,9 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
         addresses.first(where: { !$0.isIPv6 })?.connectableHost ?? addresses.first?.connectableHost ?? hostName ?? ""
     }
 
+    /// The device's own id: ``reportedID`` when it told one, else ``id``.
+    public var deviceID: String { reportedID ?? id }
+
     /// Whether the device may play video: it says it has video out, or it says nothing of its capabilities (a
     /// static host before it answered), which counts as yes so that video is not refused on a guess.
     public var mayPlayVideo: Bool { capabilities.isEmpty || capabilities.contains(.videoOut) }
@@ -89,6 +95,7 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
     /// capabilities, and the name unless a person gave one (a name that is just the address is replaced). The
     /// ``id`` stays, so the entry keeps its identity.
     public mutating func apply(_ info: DeviceInfo) {
+        if let id = info.deviceID, !id.isEmpty, id != self.id { reportedID = id }
         if let name = info.friendlyName, !name.isEmpty, isNamedByAddress { friendlyName = name }
         if let model = info.modelName, !model.isEmpty { modelName = model }
         if let capabilities = info.capabilities { self.capabilities = capabilities }

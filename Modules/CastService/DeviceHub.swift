@@ -213,6 +213,7 @@ public final class DeviceHub: Sendable {
                     device: device,
                     options: cast,
                     eventLoopGroup: eventLoop,
+                    locator: discovery,
                     logger: logger
                 ),
                 context: makeContext(cast)
@@ -258,9 +259,12 @@ public final class DeviceHub: Sendable {
         )
     }
 
-    /// A context for one device's sessions, on the hub's event loops and logger.
+    /// A context for one device's sessions, on the hub's event loops and logger; its sessions find a device
+    /// that moved (a speaker group's new leader) through discovery.
     func makeContext(_ options: CastOptions) -> CastContext {
-        CastContext(options: options, eventLoopGroup: eventLoop, logger: logger)
+        let context = CastContext(options: options, eventLoopGroup: eventLoop, logger: logger)
+        context.sessionManager.deviceLocator = discovery
+        return context
     }
 
     /// Starts following once; later callers wait for the same start. A failed start is forgotten so the next

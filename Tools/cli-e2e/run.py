@@ -229,6 +229,46 @@ def named_devices(port):
     cast("app", "stop", "--host", host)
 
 
+def speaker_groups():
+    """A cast-receiver group: listed with its members by name, cast to, its members say which group plays."""
+    banner = []
+    start_receiver("--devices", "2", "--name", "Room", "--group", "Downstairs", banner=banner)
+    ports = {}
+    for line in banner:
+        if " on 127.0.0.1:" in line:
+            name = line.split('"')[1]
+            ports[name] = int(line.split(" on 127.0.0.1:", 1)[1].split()[0])
+    check("cast-receiver --group prints the group's endpoint and members",
+          {"Room 1", "Room 2", "Downstairs"} <= set(ports) and any('members "Room 1", "Room 2"' in line for line in banner),
+          banner)
+    hosts = [arg for name in ("Room 1", "Room 2", "Downstairs") for arg in ("--host", f"127.0.0.1:{ports.get(name)}")]
+    code, out, text = cast("devices", *hosts, "--json")
+    listed = {d.get("name"): d for d in (out or {}).get("devices", [])}
+    group = listed.get("Downstairs", {})
+    check("devices --json lists the group with its members by name",
+          code == 0 and group.get("model") == "Google Cast Group" and "group" in group.get("capabilities", [])
+          and [m.get("name") for m in group.get("members", [])] == ["Room 1", "Room 2"], text)
+    check("devices --json: each member names its group",
+          listed.get("Room 1", {}).get("groups") == ["Downstairs"] and listed.get("Room 2", {}).get("groups") == ["Downstairs"],
+          listed)
+    group_host = f"127.0.0.1:{ports.get('Downstairs')}"
+    code, out, text = cast("play", "--host", group_host, URL_A, "--title", "Everywhere", "--detach", "--json")
+    check("play to the group", code == 0 and media(out).get("title") == "Everywhere", text)
+    code, out, text = cast("devices", *hosts)
+    check("devices: members play in the group",
+          code == 0 and text.count("playing in group Downstairs") == 2 and "members: Room 1 100%, Room 2 100%" in text,
+          text)
+    code, out, text = cast("status", *hosts, "--device", "Room 2", "--json")
+    check("status on a member says which group plays, and what",
+          code == 0 and (out or {}).get("group") == {"name": "Downstairs", "role": "follower"}
+          and media(out).get("title") == "Everywhere", text)
+    code, out, text = cast("status", "--host", group_host, "--json")
+    members = ((out or {}).get("device") or {}).get("members") or []
+    check("status on the group lists its members", code == 0 and [m.get("name") for m in members] == ["Room 1", "Room 2"],
+          text)
+    cast("app", "stop", "--host", group_host)
+
+
 def drops():
     """A connection that drops during a command is ridden through within the command's timeout, and what the
     receiver had already done is not done twice."""
@@ -681,6 +721,7 @@ def main():
         commands(port)
         errors(port)
         named_devices(port)
+        speaker_groups()
         drops()
         demo()
         custom_channels(port)

@@ -42,6 +42,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     private func show(_ session: CastSession, _ runtime: CLIRuntime) async throws {
         try await session.fetchDeviceStatus()
+        if session.device.isGroup { _ = try? await session.requestMultizoneStatus() }
         runtime.printStatus(session)
         guard watch else { return }
         // Until interrupted, or until the session ends (the app stopped, or the device stayed away).
@@ -68,9 +69,23 @@ struct StatusCommand: AsyncParsableCommand {
         options.heartbeat.pingInterval = watch ? options.heartbeat.pingInterval : nil
         let observer = DeviceObserver(device: device, options: options, logger: runtime.logger)
         let activity = try await observer.start()
-        runtime.printStatus(activity)
+        guard activity.application?.groupRole != nil else {
+            runtime.printStatus(activity)
+            if watch {
+                for await activity in observer.updates() { runtime.printStatus(activity) }
+            }
+            return await observer.stop()
+        }
+        // A member playing in a group: the group's app and media are what it plays.
+        let group = await runtime.playingGroup(of: activity)
+        runtime.printStatus(StatusSnapshot(member: activity, playingGroup: group), deviceID: activity.device.id)
         if watch {
-            for await activity in observer.updates() { runtime.printStatus(activity) }
+            for await activity in observer.updates() {
+                runtime.printStatus(
+                    StatusSnapshot(member: activity, playingGroup: group),
+                    deviceID: activity.device.id
+                )
+            }
         }
         await observer.stop()
     }
@@ -314,8 +329,9 @@ struct DevicesCommand: AsyncParsableCommand {
             timeout: .milliseconds(Int64(runtime.discoveryWait * 1000)),
             logger: runtime.logger
         )
+        let membership = SpeakerGroupMembership(activities.compactMap { try? $0.get() })
         let rows = zip(devices, activities).map { device, result in
-            DeviceText.Row(device: (try? result.get())?.device ?? device, activity: result)
+            DeviceText.Row(device: (try? result.get())?.device ?? device, activity: result, membership: membership)
         }.sorted { $0.device.friendlyName.lowercased() < $1.device.friendlyName.lowercased() }
         runtime.emit(
             json: ["devices": .array(rows.map(\.json))],
@@ -330,6 +346,10 @@ enum DeviceText {
     struct Row {
         var device: CastDevice
         var activity: Result<DeviceActivity, CastSessionError>
+        var membership: SpeakerGroupMembership
+
+        /// The groups this device is a member of, by name.
+        var groups: [String] { membership.groups(containing: device.deviceID).map(\.device.friendlyName) }
 
         var json: JSONValue {
             var json: JSONValue = [
@@ -339,12 +359,20 @@ enum DeviceText {
                 "capabilities": .array(DeviceText.capabilities(device).map { .string($0) }),
                 "status": device.statusText.map { .string($0) } ?? .null, "static": .bool(device.isStatic),
                 "reachable": false, "app": .null, "media": .null,
+                "groups": .array(groups.map(JSONValue.string)),
             ]
             guard case .success(let activity) = activity else {
                 if case .failure(let error) = activity { json["error"] = .string(error.message) }
                 return json
             }
             json["reachable"] = true
+            if let members = activity.groupMembers { json["members"] = .array(members.map(StatusSnapshot.json)) }
+            if let role = activity.application?.groupRole {
+                json["playingInGroup"] = [
+                    "name": membership.playingGroup(of: activity).map { .string($0.device.friendlyName) } ?? .null,
+                    "role": .string("\(role)"),
+                ]
+            }
             json["volume"] = .number(activity.deviceStatus.volumeLevel)
             json["muted"] = .bool(activity.deviceStatus.isMuted)
             if let app = activity.application {
@@ -369,7 +397,11 @@ enum DeviceText {
             var line = "\(device.friendlyName)  [\(device.modelName ?? "unknown model")]  \(device.host):\(device.port)"
             let kind = DeviceText.capabilities(device)
             if !kind.isEmpty { line += "  \(kind.joined(separator: "+"))" }
-            return line + "  " + DeviceText.doing(activity)
+            line += "  " + DeviceText.doing(activity, membership: membership)
+            if case .success(let activity) = activity, let members = activity.groupMembers {
+                line += "\n    members: " + members.map(StatusSnapshot.line).joined(separator: ", ")
+            }
+            return line
         }
     }
 
@@ -386,13 +418,21 @@ enum DeviceText {
         return kind
     }
 
-    /// "idle", "YouTube", "playing: Big Buck Bunny (Default Media Receiver)", or why it could not be asked.
-    static func doing(_ activity: Result<DeviceActivity, CastSessionError>) -> String {
+    /// "idle", "YouTube", "playing: Big Buck Bunny (Default Media Receiver)", "playing in group Downstairs", or
+    /// why it could not be asked.
+    static func doing(
+        _ activity: Result<DeviceActivity, CastSessionError>,
+        membership: SpeakerGroupMembership = SpeakerGroupMembership([])
+    ) -> String {
         switch activity {
         case .failure(let error):
             return "unreachable (\(error.code))"
         case .success(let activity):
             guard let app = activity.application else { return "idle" }
+            if app.groupRole != nil {
+                return membership.playingGroup(of: activity).map { "playing in group \($0.device.friendlyName)" }
+                    ?? "playing in a speaker group"
+            }
             let name = app.displayName
             guard let media = activity.mediaStatus else { return name }
             let state = media.shownPlayerState.rawValue.lowercased()

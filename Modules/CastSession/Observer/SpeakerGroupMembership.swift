@@ -25,7 +25,7 @@ public struct SpeakerGroupMembership: Sendable {
     /// activities).
     public func playingGroup(of member: DeviceActivity) -> DeviceActivity? {
         guard member.deviceStatus.application?.groupRole != nil else { return nil }
-        let candidates = groups(containing: member.device.id)
+        let candidates = groups(containing: member.device.deviceID)
         return candidates.first { $0.application != nil } ?? candidates.first
     }
 }
