@@ -368,7 +368,9 @@ let package = Package(
             name: "CastDiscoveryTests",
             dependencies: [
                 "CastDiscovery",
+                "CastMedia",
                 "CastReceiver",
+                "CastSession",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -57,7 +57,8 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Option(
         help: """
             With --group: after this many seconds, elect the next member as the group's leader; the endpoint moves \
-            to a new port (its senders are disconnected and must find it again) and its advertisement is updated.
+            to a new port (its senders are disconnected and must find it again) and its advertisement is updated. \
+            SIGUSR1 moves the leader at once.
             """
     )
     var groupLeaderMovesAfter: Double?
@@ -261,6 +262,8 @@ struct CastReceiverCommand: AsyncParsableCommand {
             }
         }
         defer { leaderMove?.cancel() }
+        let moveSignal = emulator.group.map { Self.movesLeaderOnSIGUSR1($0, publisher: publisher) }
+        defer { moveSignal?.cancel() }
         let termination = TerminationSignal()
         say("cast-receiver: ready (Ctrl-C to stop)")
         let signal = await termination.wait()
@@ -316,6 +319,17 @@ struct CastReceiverCommand: AsyncParsableCommand {
         advertisement.modelName = device.configuration.model
         advertisement.capabilities = DeviceCapabilities(rawValue: device.configuration.capabilities)
         return advertisement
+    }
+
+    /// SIGUSR1 moves the group's leader (for scripts and tests that decide when).
+    private static func movesLeaderOnSIGUSR1(_ group: EmulatedGroup, publisher: DevicePublisher?)
+        -> any DispatchSourceSignal
+    {
+        signal(SIGUSR1, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        source.setEventHandler { Task { await moveLeader(of: group, publisher: publisher) } }
+        source.resume()
+        return source
     }
 
     /// `--group-leader-moves-after`: elects the next leader, says where the group went and re-advertises it there.
