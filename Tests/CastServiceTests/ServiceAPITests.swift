@@ -392,3 +392,59 @@ struct ServiceDeviceAuthTests {
         }
     }
 }
+
+@Suite("castd's view of speaker groups")
+struct ServiceSpeakerGroupTests {
+    @Test("a group's state lists its members; a member playing in it says its part")
+    func groupStateListsMembers() async throws {
+        let members = CastReceiverEmulator.configurations(count: 2, basePort: 0, namePrefix: "Room")
+        try await withCastReceiverEmulator(
+            devices: members,
+            group: DeviceConfiguration(friendlyName: "Downstairs", port: 0)
+        ) { emulator in
+            let group = try #require(emulator.group)
+            let stateDirectory = temporaryStateDirectory()
+            defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
+            var discovery = DiscoveryManager.Configuration()
+            discovery.browsesMulticastDNS = false
+            discovery.staticDevices = (emulator.devices + [group.endpoint]).map {
+                CastDevice.staticDevice(host: "127.0.0.1", port: $0.port)
+            }
+            var options = DeviceHub.Options()
+            options.cast.stateDirectory = stateDirectory
+            options.cast.heartbeat.pingInterval = nil
+            let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
+            try hub.start()
+            let listed = await hub.discovery.devices(atLeast: 3)
+            let groupID = try #require(listed.first { $0.port == group.endpoint.port }?.id)
+            let memberID = try #require(listed.first { $0.port == emulator.devices[1].port }?.id)
+
+            let context = CastContext(options: options.cast)
+            let session = try await context.sessionManager.startSession(with: group.endpoint.castDevice)
+            try await session.remoteMediaClient!.loadMedia(
+                MediaInformation(contentID: "https://example.com/a.mp4", contentType: "audio/mp4")
+            ).response()
+            try await withServer(hub) { port in
+                let reply = try await TestHTTP.send(port: port, "GET", "/v1/devices/" + groupID)
+                let names = reply.json?["status"]?["members"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
+                #expect(names == ["Room 1", "Room 2"])
+                #expect(reply.json?["status"]?["members"]?[0]?["volume"]?.doubleValue == 1)
+                let member = try await TestHTTP.send(port: port, "GET", "/v1/devices/" + memberID)
+                #expect(member.json?["status"]?["groupRole"]?.stringValue == "follower")
+                #expect(member.json?["status"]?["members"] == nil)
+            }
+            await context.sessionManager.endSession(stopCasting: true)
+            await hub.stop()
+        }
+    }
+}
+
+extension EmulatedDevice {
+    /// This device as a static entry with its own id.
+    fileprivate var castDevice: CastDevice {
+        var device = CastDevice.staticDevice(host: host, port: port, name: configuration.friendlyName)
+        device.id = configuration.id
+        device.capabilities = DeviceCapabilities(rawValue: configuration.capabilities)
+        return device
+    }
+}

@@ -45,7 +45,16 @@ enum APIModel {
                 )
             },
             media: activity.application == nil ? nil : activity.mediaStatus.map(media),
-            authentication: activity.deviceAuthentication.flatMap(authentication)
+            authentication: activity.deviceAuthentication.flatMap(authentication),
+            members: activity.groupMembers?.map {
+                Components.Schemas.GroupMember(
+                    id: $0.id,
+                    name: $0.name,
+                    volume: level($0.volumeLevel),
+                    muted: $0.isMuted
+                )
+            },
+            groupRole: activity.application?.groupRole.map { $0 == .leader ? .leader : .follower }
         )
     }
 

@@ -240,6 +240,21 @@ extension Components {
             internal var media: Components.Schemas.MediaState?
             /// - Remark: Generated from `#/components/schemas/DeviceStatus/authentication`.
             internal var authentication: Components.Schemas.DeviceAuthentication?
+            /// On a speaker group, its members as the group tells them (multizone namespace).
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceStatus/members`.
+            internal var members: [Components.Schemas.GroupMember]?
+            /// On a member that plays in its speaker group (it runs the group's leader or follower app instead of an app of its own), which part it plays; the group's own state has the app and media.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceStatus/groupRole`.
+            internal enum GroupRolePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case leader = "leader"
+                case follower = "follower"
+            }
+            /// On a member that plays in its speaker group (it runs the group's leader or follower app instead of an app of its own), which part it plays; the group's own state has the app and media.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceStatus/groupRole`.
+            internal var groupRole: Components.Schemas.DeviceStatus.GroupRolePayload?
             /// Creates a new `DeviceStatus`.
             ///
             /// - Parameters:
@@ -249,13 +264,17 @@ extension Components {
             ///   - app:
             ///   - media:
             ///   - authentication:
+            ///   - members: On a speaker group, its members as the group tells them (multizone namespace).
+            ///   - groupRole: On a member that plays in its speaker group (it runs the group's leader or follower app instead of an app of its own), which part it plays; the group's own state has the app and media.
             internal init(
                 reachable: Swift.Bool? = nil,
                 volume: Swift.Double,
                 muted: Swift.Bool,
                 app: Components.Schemas.AppStatus? = nil,
                 media: Components.Schemas.MediaState? = nil,
-                authentication: Components.Schemas.DeviceAuthentication? = nil
+                authentication: Components.Schemas.DeviceAuthentication? = nil,
+                members: [Components.Schemas.GroupMember]? = nil,
+                groupRole: Components.Schemas.DeviceStatus.GroupRolePayload? = nil
             ) {
                 self.reachable = reachable
                 self.volume = volume
@@ -263,6 +282,8 @@ extension Components {
                 self.app = app
                 self.media = media
                 self.authentication = authentication
+                self.members = members
+                self.groupRole = groupRole
             }
             internal enum CodingKeys: String, CodingKey {
                 case reachable
@@ -271,6 +292,45 @@ extension Components {
                 case app
                 case media
                 case authentication
+                case members
+                case groupRole
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/GroupMember`.
+        internal struct GroupMember: Codable, Hashable, Sendable {
+            /// The member's device id (as its own entry in the device list).
+            ///
+            /// - Remark: Generated from `#/components/schemas/GroupMember/id`.
+            internal var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/GroupMember/name`.
+            internal var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/GroupMember/volume`.
+            internal var volume: Swift.Double?
+            /// - Remark: Generated from `#/components/schemas/GroupMember/muted`.
+            internal var muted: Swift.Bool?
+            /// Creates a new `GroupMember`.
+            ///
+            /// - Parameters:
+            ///   - id: The member's device id (as its own entry in the device list).
+            ///   - name:
+            ///   - volume:
+            ///   - muted:
+            internal init(
+                id: Swift.String,
+                name: Swift.String,
+                volume: Swift.Double? = nil,
+                muted: Swift.Bool? = nil
+            ) {
+                self.id = id
+                self.name = name
+                self.volume = volume
+                self.muted = muted
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case name
+                case volume
+                case muted
             }
         }
         /// Whether the device proved that it holds a Cast device certificate chaining to castd's trust anchors (device authentication, the profile's `<deviceAuth>`). Absent when castd sends no challenge (no trust anchors, or the policy is `off`).
