@@ -252,8 +252,10 @@ def speaker_groups():
           listed.get("Room 1", {}).get("groups") == ["Downstairs"] and listed.get("Room 2", {}).get("groups") == ["Downstairs"],
           listed)
     group_host = f"127.0.0.1:{ports.get('Downstairs')}"
-    code, out, text = cast("play", "--host", group_host, URL_A, "--title", "Everywhere", "--detach", "--json")
-    check("play to the group", code == 0 and media(out).get("title") == "Everywhere", text)
+    code, out, text = cast("play", *hosts, "--device", "Downstairs", URL_A, "--title", "Everywhere", "--detach", "--json")
+    check("play --device Downstairs casts to the group",
+          code == 0 and media(out).get("title") == "Everywhere"
+          and ((out or {}).get("device") or {}).get("port") == ports.get("Downstairs"), text)
     code, out, text = cast("devices", *hosts)
     check("devices: members play in the group",
           code == 0 and text.count("playing in group Downstairs") == 2 and "members: Room 1 100%, Room 2 100%" in text,
