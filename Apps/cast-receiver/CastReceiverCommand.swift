@@ -43,6 +43,13 @@ struct CastReceiverCommand: AsyncParsableCommand {
 
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "Port of the first device; 0 picks a free port for each device.") var port = 8009
+    @Option(
+        help: """
+            Port of the first device's HTTP API (GET /setup/eureka_info; the next devices get the next ports); 0 \
+            picks free ports. Default: 8008 for a device on 8009, none otherwise.
+            """
+    )
+    var eurekaPort: Int?
     @Option(help: "Number of devices to emulate.") var devices = 1
     @Option(help: "Friendly name (devices after the first get a number).") var name = "Emulated Chromecast"
     @Option(
@@ -110,6 +117,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Option(help: "Seconds a TLS handshake may take.") var handshakeTimeout = 10.0
 
     @Flag(help: "Fault: close every connection before TLS.") var refuseConnections = false
+    @Flag(help: "Fault: leave GET_DEVICE_INFO unanswered (senders must read eureka_info).") var noDeviceInfo = false
     @Option(help: "Fault: drop a connection without close_notify after N inbound messages.") var closeAfter: Int?
     @Option(help: "Fault: stop answering PINGs after N.") var stopPongsAfter: Int?
     @Option(help: "Fault: delay every reply by this many seconds.") var replyDelay: Double?
@@ -136,6 +144,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
             throw ValidationError("--idle-timeout and --handshake-timeout must be positive")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        if let eurekaPort, !(0...65535).contains(eurekaPort) {
+            throw ValidationError("--eureka-port must be 0…65535")
+        }
         guard (cert == nil) == (key == nil) else { throw ValidationError("--cert and --key go together") }
         if let prerollAd { _ = try Self.parsePreroll(prerollAd) }
         if group == nil, groupLeaderMovesAfter != nil || groupPort != 0 {
@@ -170,6 +181,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
 
         var faults = FaultInjection()
         faults.refusesConnections = refuseConnections
+        faults.ignoresDeviceInfo = noDeviceInfo
         faults.closesAfterMessages = closeAfter
         faults.stopsAnsweringPingsAfter = stopPongsAfter
         faults.replyDelay = replyDelay
@@ -196,14 +208,8 @@ struct CastReceiverCommand: AsyncParsableCommand {
         let auth = try deviceAuth ? makeDeviceAuth() : nil
         let preroll = try prerollAd.map(Self.parsePreroll)
 
-        let configurations = CastReceiverEmulator.configurations(
-            count: devices,
-            host: host,
-            basePort: port,
-            namePrefix: name
-        ).map { configuration -> DeviceConfiguration in
-            var configuration = configuration
-            configuration.model = model
+        // What every device (and the group's endpoint) shares.
+        let behave = { (configuration: inout DeviceConfiguration) in
             configuration.apps = apps
             configuration.faults = faults
             configuration.identity = identity
@@ -215,22 +221,25 @@ struct CastReceiverCommand: AsyncParsableCommand {
             configuration.maximumConnections = maxConnections
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
             configuration.handshakeTimeout = .milliseconds(Int64(handshakeTimeout * 1000))
+        }
+        let configurations = CastReceiverEmulator.configurations(
+            count: devices,
+            host: host,
+            basePort: port,
+            namePrefix: name
+        ).enumerated().map { index, configuration -> DeviceConfiguration in
+            var configuration = configuration
+            configuration.eurekaPort = eurekaPort.map { $0 == 0 ? 0 : $0 + index }
+            configuration.model = model
+            behave(&configuration)
             return configuration
         }
         let clock = SystemEmulatorClock()
         let log = try wireLog.map { try WireLog(path: $0, clock: clock) }
-        var groupConfiguration: DeviceConfiguration?
-        if let group {
-            var configuration = DeviceConfiguration(friendlyName: group, port: groupPort)
-            configuration.apps = apps
-            configuration.faults = faults
-            configuration.identity = identity
-            configuration.deviceAuth = auth
-            configuration.defaultMediaDuration = defaultDuration
-            configuration.loadDuration = loadDuration
-            configuration.prerollAd = preroll
-            configuration.fetchesMedia = fetchMedia
-            groupConfiguration = configuration
+        let groupConfiguration = group.map { name in
+            var configuration = DeviceConfiguration(friendlyName: name, port: groupPort)
+            behave(&configuration)
+            return configuration
         }
         let emulator = try CastReceiverEmulator(
             devices: configurations,
@@ -244,6 +253,11 @@ struct CastReceiverCommand: AsyncParsableCommand {
             say(
                 "cast-receiver: \"\(device.configuration.friendlyName)\" id=\(device.configuration.id) on \(device.host):\(device.port)"
             )
+            if let eurekaPort = device.eurekaPort {
+                say(
+                    "cast-receiver: \"\(device.configuration.friendlyName)\" eureka_info on \(device.host):\(eurekaPort)"
+                )
+            }
         }
         if let group = emulator.group {
             let members = group.members.map { "\"\($0.configuration.friendlyName)\"" }.joined(separator: ", ")

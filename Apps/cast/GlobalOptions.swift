@@ -229,22 +229,26 @@ struct CLIRuntime: Sendable {
 
     // MARK: Devices
 
-    /// Finds devices (static and mDNS) for up to --timeout seconds, returning early once `until` is satisfied.
-    /// `--host` entries are the only devices then: as given, or — `describingHosts`, to find one by its name —
-    /// each asked what it is called.
+    /// Finds devices (static and mDNS) for up to --timeout seconds, returning early once `until` is satisfied;
+    /// with scan ranges (the profile's and `scanRanges`), also until the scan is done. `--host` entries are the
+    /// only devices then (with the scan's): as given, or — `describingHosts`, to find one by its name — each asked
+    /// what it is called.
     func discoverDevices(
+        scanning scanRanges: [AddressRange] = [],
         describingHosts: Bool = false,
         until: @escaping @Sendable ([CastDevice]) -> Bool = { _ in false }
     ) async -> (devices: [CastDevice], problem: String?) {
-        if !global.host.isEmpty, !describingHosts { return (global.staticDevices, nil) }
+        let ranges = profile.discoveryScanRanges + scanRanges
+        if !global.host.isEmpty, !describingHosts, ranges.isEmpty { return (global.staticDevices, nil) }
         var configuration = DiscoveryManager.Configuration()
         configuration.staticDevices = global.host.isEmpty ? options.staticDevices : global.staticDevices
-        configuration.browsesMulticastDNS = global.host.isEmpty
         configuration.criteria = profile.discoveryCriteria
+        configuration.scanRanges = ranges
+        configuration.browsesMulticastDNS = global.host.isEmpty
         var manager = DiscoveryManager(configuration: configuration, logger: logger)
         var problem: String?
         var until = until
-        if !global.host.isEmpty {
+        if !global.host.isEmpty, ranges.isEmpty {
             // Done once every host answered.
             let (wanted, count) = (until, global.staticDevices.count)
             until = { devices in wanted(devices) || devices.count == count }
@@ -253,14 +257,14 @@ struct CLIRuntime: Sendable {
             try manager.start()
         } catch {
             problem = "\(error)"
-            // Nothing to wait for: no daemon to browse, no static device to probe.
-            if options.staticDevices.isEmpty { return ([], problem) }
+            // Nothing to wait for: no daemon to browse, no static device to probe, no range to scan.
+            if options.staticDevices.isEmpty, ranges.isEmpty { return ([], problem) }
             // Static devices need no daemon: probe them alone, and stop waiting once all of them answered.
             configuration.browsesMulticastDNS = false
             manager = DiscoveryManager(configuration: configuration, logger: logger)
             try? manager.start()
             let (wanted, count) = (until, options.staticDevices.count)
-            until = { devices in wanted(devices) || devices.count == count }
+            if ranges.isEmpty { until = { devices in wanted(devices) || devices.count == count } }
         }
         let events = manager.events()
         let deadline = ContinuousClock.now + .milliseconds(Int64(discoveryWait * 1000))
@@ -269,10 +273,16 @@ struct CLIRuntime: Sendable {
                 if until(manager.devices) { return }
                 for await _ in events where until(manager.devices) { return }
             }
-            group.addTask { try? await Task.sleep(until: deadline) }
+            // Without mDNS, a scan is what to wait for (its own timeouts bound it), not the deadline.
+            if ranges.isEmpty || manager.isBrowsing {
+                group.addTask { try? await Task.sleep(until: deadline) }
+            } else {
+                group.addTask { await manager.scanCompleted() }
+            }
             await group.next()
             group.cancelAll()
         }
+        if !ranges.isEmpty, !until(manager.devices) { await manager.scanCompleted() }
         let devices = manager.devices
         await manager.stop()
         return (devices, problem)

@@ -84,6 +84,7 @@ struct Serve: AsyncParsableCommand {
         var configuration = DiscoveryManager.Configuration()
         configuration.browsesMulticastDNS = !noMdns
         configuration.staticDevices = profile.options.staticDevices
+        configuration.scanRanges = profile.discoveryScanRanges
         var options = DeviceHub.Options()
         options.cast = profile.options
         options.cast.stateDirectory = profile.options.stateDirectory ?? CastOptions.defaultStateDirectory(for: "castd")

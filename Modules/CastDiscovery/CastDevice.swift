@@ -24,6 +24,8 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
     public var port: Int
     /// Whether this entry came from configuration (`--host`, a profile) rather than mDNS.
     public var isStatic: Bool
+    /// How the device was found; a device found several ways (mDNS and a scan) is listed once, with each.
+    public var sources: DeviceSources
     /// The id the device gave for itself (``DeviceInfo/deviceID``) when it is listed under another one, as a static
     /// entry is: what a speaker group's member list calls it.
     public var reportedID: String?
@@ -40,7 +42,8 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
         hostName: String? = nil,
         addresses: [DeviceAddress],
         port: Int = 8009,
-        isStatic: Bool = false
+        isStatic: Bool = false,
+        sources: DeviceSources? = nil
     ) {
         self.id = id
         self.friendlyName = friendlyName
@@ -53,6 +56,7 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
         self.addresses = addresses
         self.port = port
         self.isStatic = isStatic
+        self.sources = sources ?? (isStatic ? .configured : .multicastDNS)
     }
 
     /// A device known only by address, as `--host`/`--port` or a profile's static list give it.
@@ -67,7 +71,7 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
     }
 
     /// Whether the name is only the address (`HOST`, `HOST:PORT`, `[V6]:PORT`), as for `--host` entries.
-    var isNamedByAddress: Bool {
+    public var isNamedByAddress: Bool {
         let name = friendlyName
         return name.isEmpty || addresses.contains { name == $0.ip || name == $0.connectableHost }
             || name == host || name == "\(host):\(port)" || name == "[\(host)]:\(port)"
@@ -99,6 +103,24 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
         if let name = info.friendlyName, !name.isEmpty, isNamedByAddress { friendlyName = name }
         if let model = info.modelName, !model.isEmpty { modelName = model }
         if let capabilities = info.capabilities { self.capabilities = capabilities }
+    }
+}
+
+/// How a device was found: what `cast devices --json` reports as `sources`.
+public struct DeviceSources: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Browsing `_googlecast._tcp` through avahi-daemon.
+    public static let multicastDNS = DeviceSources(rawValue: 1)
+    /// A static entry (`--host`, a profile's `staticDevices`, `CAST_DEVICES`).
+    public static let configured = DeviceSources(rawValue: 2)
+    /// A scan of an address range (``AddressRange``), or a speaker group a scanned device belongs to.
+    public static let scan = DeviceSources(rawValue: 4)
+
+    /// The names, in this order: `mdns`, `static`, `scan`.
+    public var names: [String] {
+        [(Self.multicastDNS, "mdns"), (.configured, "static"), (.scan, "scan")].filter { contains($0.0) }.map(\.1)
     }
 }
 

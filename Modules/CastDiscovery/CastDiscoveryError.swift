@@ -7,7 +7,7 @@ public struct CastDiscoveryError: Error, Sendable, Hashable, CustomStringConvert
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case daemonUnavailable, daemonDisconnected, browseFailed, publishFailed, invalidAdvertisement
-            case notRunning, deviceUnreachable
+            case notRunning, deviceUnreachable, invalidRange
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -27,6 +27,8 @@ public struct CastDiscoveryError: Error, Sendable, Hashable, CustomStringConvert
         public static let notRunning = Code(.notRunning)
         /// A device did not answer a probe (connect, TLS, `GET_STATUS` or `GET_APP_AVAILABILITY`).
         public static let deviceUnreachable = Code(.deviceUnreachable)
+        /// An address range to scan is malformed, not IPv4, or larger than ``AddressRange/maximumAddressCount``.
+        public static let invalidRange = Code(.invalidRange)
 
         public var description: String { base.rawValue }
     }

@@ -8,13 +8,81 @@ struct DeviceProbe: Sendable {
     var timeout: Duration
     var eventLoopGroup: any EventLoopGroup
     var logger: Logger
+    /// The limit for the TCP connect and TLS handshake; ``timeout`` when `nil`. A scan keeps it short, since most
+    /// addresses of a range hold nothing.
+    var connectTimeout: Duration? = nil
 
-    /// `GET_STATUS` and, on the same connection, `GET_DEVICE_INFO`; the device's description is waited for at
-    /// most ``DeviceInfo/answerGrace`` after the status, since not every receiver answers it.
+    /// What one look at a device told: the device as it describes itself, and the speaker groups it reports.
+    struct Identification: Sendable {
+        var device: CastDevice
+        var groups: [CastDevice]
+    }
+
+    /// The one description path of devices known by address (static hosts, scanned addresses): TLS (its
+    /// certificate's common name), `GET_STATUS` (what runs) and `GET_DEVICE_INFO`, then — when `eurekaPort` is
+    /// set and the device still lacks a name, id or model, or `readsGroups` — `GET /setup/eureka_info` on it.
+    /// A device whose id is a placeholder (``isPlaceholderID(_:)``) takes the id it tells.
     ///
-    /// - Throws: ``CastDiscoveryError/Code/deviceUnreachable`` when the status could not be had.
-    func describe(_ device: CastDevice) async throws(CastDiscoveryError) -> (status: JSONValue, info: DeviceInfo?) {
-        try await onReceiver(of: device, asking: "GET_STATUS") { connection in try await DeviceInfo.ask(connection) }
+    /// - Throws: ``CastDiscoveryError/Code/deviceUnreachable`` when the status could not be had; an unanswered
+    ///   `eureka_info` only leaves its fields out.
+    func identify(_ device: CastDevice, eurekaPort: Int?, readsGroups: Bool) async throws(CastDiscoveryError)
+        -> Identification
+    {
+        let (status, info, commonName) = try await onReceiver(of: device, asking: "GET_STATUS") { connection in
+            let commonName = await connection.peerCertificateCommonName()
+            let (status, info) = try await DeviceInfo.ask(connection)
+            return (status, info, commonName)
+        }
+        var described = device
+        if let info {
+            described.apply(info)
+            if Self.isPlaceholderID(described.id), let id = info.deviceID, !id.isEmpty { described.id = id }
+        }
+        described.statusText = Self.statusText(status)
+        var groups: [CastDevice] = []
+        let lacksSomething =
+            described.isNamedByAddress || described.modelName == nil || Self.isPlaceholderID(described.id)
+        if let eurekaPort, readsGroups || lacksSomething {
+            do {
+                let eureka = try await EurekaInfo.fetch(
+                    host: device.host,
+                    port: eurekaPort,
+                    timeout: timeout,
+                    eventLoopGroup: eventLoopGroup
+                )
+                if described.isNamedByAddress, let name = eureka.friendlyName { described.friendlyName = name }
+                if described.modelName == nil { described.modelName = eureka.modelName }
+                if described.capabilities.isEmpty, let capabilities = eureka.deviceInfo.capabilities {
+                    described.capabilities = capabilities
+                }
+                if Self.isPlaceholderID(described.id), let id = eureka.deviceID { described.id = id }
+                groups = eureka.groupDevices(reportedBy: device.host)
+            } catch {
+                logger.debug("no eureka_info from \(device.host):\(eurekaPort): \(error)")
+            }
+        }
+        if Self.isPlaceholderID(described.id), let commonName, let id = Self.deviceID(fromCommonName: commonName) {
+            described.id = id
+        }
+        return Identification(device: described, groups: groups)
+    }
+
+    /// The id a scanned address has until the device tells its own: `scan:HOST:PORT`.
+    static func placeholderID(host: String, port: Int) -> String { "scan:\(host):\(port)" }
+
+    static func isPlaceholderID(_ id: String) -> Bool { id.hasPrefix("scan:") }
+
+    /// A certificate common name that is a device id (32 hex digits, hyphenated or not), in the mDNS `id` form.
+    static func deviceID(fromCommonName name: String) -> String? {
+        let id = EurekaInfo.normalizedID(name)
+        guard id.count == 32, id.allSatisfy(\.isHexDigit) else { return nil }
+        return id
+    }
+
+    /// The running app's status text or name from a `RECEIVER_STATUS` payload; empty when idle.
+    static func statusText(_ status: JSONValue) -> String {
+        guard let app = status["status"]?["applications"]?[0], app["isIdleScreen"]?.boolValue != true else { return "" }
+        return app["statusText"]?.stringValue ?? app["displayName"]?.stringValue ?? ""
     }
 
     /// Whether `applicationID` is available on `device` (`GET_APP_AVAILABILITY` answers `APP_AVAILABLE`).
@@ -38,7 +106,7 @@ struct DeviceProbe: Sendable {
         _ body: (CastConnection) async throws -> Result
     ) async throws(CastDiscoveryError) -> Result {
         var configuration = CastConnection.Configuration()
-        configuration.connectTimeout = timeout
+        configuration.connectTimeout = connectTimeout ?? timeout
         configuration.requestTimeout = timeout
         let endpoint = "\(device.host):\(device.port)"
         let connection: CastConnection

@@ -14,6 +14,8 @@ struct DeviceRegistry: Sendable {
     enum RecordKey: Hashable, Sendable {
         case service(ServiceKey)
         case configured(String)
+        /// A device a scan found (or a group a scanned device reported), by device id.
+        case scanned(String)
     }
 
     /// What the registry asks its owner to do.
@@ -146,14 +148,21 @@ struct DeviceRegistry: Sendable {
 
     // MARK: - Merging and visibility
 
-    /// The device `id` as all its records describe it: the newest live record's fields and the addresses of all
-    /// live records (departing ones only when nothing live is left), IPv4 first.
+    /// The device `id` as all its records describe it: the newest live record's fields (an mDNS record's over a
+    /// scan's, since mDNS tells more), how every record found it, and the addresses of all live records
+    /// (departing ones only when nothing live is left), IPv4 first.
     private func merged(_ id: String) -> CastDevice? {
-        let all = records.values.filter { $0.device.id == id }
+        let all = records.filter { $0.value.device.id == id }
         guard !all.isEmpty else { return nil }
-        let live = all.filter { !$0.isDeparting }
-        let pool = live.isEmpty ? all : live
-        guard var device = pool.max(by: { $0.sequence < $1.sequence })?.device else { return nil }
+        let live = all.filter { !$0.value.isDeparting }
+        let candidates = (live.isEmpty ? all : live).map { (isService: $0.key.isService, record: $0.value) }
+        guard
+            var device = candidates.max(by: {
+                ($0.isService ? 1 : 0, $0.record.sequence) < ($1.isService ? 1 : 0, $1.record.sequence)
+            })?.record.device
+        else { return nil }
+        device.sources = candidates.reduce(into: []) { $0.formUnion($1.record.device.sources) }
+        let pool = candidates.map(\.record)
         var addresses: [DeviceAddress] = []
         for record in pool.sorted(by: { $0.sequence < $1.sequence }) {
             for address in record.device.addresses where !addresses.contains(address) { addresses.append(address) }
@@ -215,5 +224,12 @@ struct DeviceRegistry: Sendable {
             effects.append(.event(.added(device)))
         }
         return effects
+    }
+}
+
+extension DeviceRegistry.RecordKey {
+    var isService: Bool {
+        if case .service = self { return true }
+        return false
     }
 }

@@ -48,6 +48,15 @@ public final class DiscoveryManager: Sendable {
         public var reconnectDelay: Duration? = .seconds(1)
         /// The longest wait between two attempts to reconnect to avahi-daemon. Defaults to 30 s.
         public var maximumReconnectDelay: Duration = .seconds(30)
+        /// Address ranges scanned for devices mDNS cannot see (``AddressScanner``): what answers is listed under
+        /// its own id, so a device also found by mDNS is listed once. Defaults to none.
+        public var scanRanges: [AddressRange] = []
+        /// How the ranges are scanned (and how static devices are named: `eureka_info`). Defaults to
+        /// ``AddressScanner/Options/init()``.
+        public var scan = AddressScanner.Options()
+        /// How often the ranges are scanned again: new devices are listed, devices that stopped answering removed.
+        /// `nil` scans once, at start. Defaults to 5 min.
+        public var scanInterval: Duration? = .seconds(300)
 
         /// The defaults.
         public init() {}
@@ -62,6 +71,8 @@ public final class DiscoveryManager: Sendable {
         case staticProbed(CastDevice, reachable: Bool)
         case staticRetry(CastDevice, token: Int)
         case reconnect(token: Int)
+        case scanned([CastDevice])
+        case rescan(token: Int)
     }
 
     private struct Run: Sendable {
@@ -83,6 +94,9 @@ public final class DiscoveryManager: Sendable {
         var connectionEpoch = 0
         /// Failed reconnection attempts since the daemon was lost (the backoff exponent).
         var reconnectAttempts = 0
+        /// Completed scan passes of this run, and who waits for the first (``scanCompleted()``).
+        var scanPasses = 0
+        var scanWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     /// The settings this manager was made with.
@@ -145,6 +159,7 @@ public final class DiscoveryManager: Sendable {
         let begun = state.withLockedValue { state -> Int? in
             guard state.run == nil else { return nil }
             state.generation += 1
+            state.scanPasses = 0
             state.run = Run(generation: state.generation, connection: nil, input: input, consumer: nil)
             return state.generation
         }
@@ -183,6 +198,7 @@ public final class DiscoveryManager: Sendable {
             metadata: ["cast.mdns": "\(connection != nil)", "cast.static": "\(configuration.staticDevices.count)"]
         )
         for device in configuration.staticDevices { probeStatic(device, generation: generation) }
+        if !configuration.scanRanges.isEmpty { scan(generation: generation) }
     }
 
     /// Stops browsing and probing; every listed device is reported ``DiscoveryEvent/removed(_:)``. Discovery can be
@@ -206,6 +222,7 @@ public final class DiscoveryManager: Sendable {
             return state.registry.removeAll()
         }
         for case .event(let event) in effects { broadcaster.yield(event) }
+        finishScanWaiters()
         logger.debug("discovery stopped")
     }
 
@@ -240,6 +257,28 @@ public final class DiscoveryManager: Sendable {
         guard devices.count < count else { return devices }
         for await _ in changes where devices.count >= count { break }
         return devices
+    }
+
+    /// Returns once the first scan of ``Configuration/scanRanges`` is listed (at once when there are no ranges,
+    /// or discovery is not running), so a program that lists devices once waits for the scan, whose length the
+    /// ranges and ``AddressScanner/Options`` bound, rather than a guess.
+    public func scanCompleted() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLockedValue { state -> Bool in
+                guard state.run != nil, !configuration.scanRanges.isEmpty, state.scanPasses == 0 else { return true }
+                state.scanWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func finishScanWaiters() {
+        let waiters = state.withLockedValue { state in
+            defer { state.scanWaiters = [] }
+            return state.scanWaiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     // MARK: - Processing (one task at a time)
@@ -300,6 +339,34 @@ public final class DiscoveryManager: Sendable {
         case .reconnect(let token):
             state.withLockedValue { _ = $0.timers.removeValue(forKey: token) }
             reconnect(generation: generation)
+        case .scanned(let found):
+            // A static entry is listed as configured, not a second time as scanned.
+            let configured = Set(configuration.staticDevices.map { "\($0.host):\($0.port)" })
+            let devices = found.filter { !configured.contains("\($0.host):\($0.port)") }
+            let ids = Set(devices.map(\.id))
+            apply(generation: generation) { state in
+                var effects = state.registry.removeAll { key in
+                    if case .scanned(let id) = key { return !ids.contains(id) }
+                    return false
+                }
+                for device in devices { effects += state.registry.upsert(.scanned(device.id), device) }
+                state.scanPasses += 1
+                return effects
+            }
+            finishScanWaiters()
+            if let interval = configuration.scanInterval {
+                let token = state.withLockedValue { state in
+                    defer { state.nextToken += 1 }
+                    return state.nextToken
+                }
+                let timer = scheduler.schedule(after: interval) { [weak self] in
+                    self?.enqueue(.rescan(token: token), generation: generation)
+                }
+                state.withLockedValue { $0.timers[token] = timer }
+            }
+        case .rescan(let token):
+            state.withLockedValue { _ = $0.timers.removeValue(forKey: token) }
+            scan(generation: generation)
         }
     }
 
@@ -459,16 +526,33 @@ public final class DiscoveryManager: Sendable {
         }
     }
 
+    /// The scanner of ``Configuration/scanRanges``, which also names static devices (one description path).
+    private var scanner: AddressScanner {
+        AddressScanner(options: configuration.scan, eventLoopGroup: eventLoopGroup, logger: logger)
+    }
+
+    private func scan(generation: Int) {
+        let (scanner, ranges, logger) = (self.scanner, configuration.scanRanges, self.logger)
+        track(generation: generation) { _ in
+            let devices = await scanner.scan(ranges)
+            logger.debug("scanned \(ranges.map(\.description).joined(separator: ", ")): \(devices.count) found")
+            return Task.isCancelled ? nil : .scanned(devices)
+        }
+    }
+
     private func probeStatic(_ device: CastDevice, generation: Int) {
         var marked = device
         marked.isStatic = true
         let device = marked
         let logger = self.logger
-        track(generation: generation) { probe in
+        var options = configuration.scan
+        options.answerTimeout = configuration.probeTimeout
+        let scanner = AddressScanner(options: options, eventLoopGroup: eventLoopGroup, logger: logger)
+        track(generation: generation) { _ in
             do {
-                // The device's own description replaces what the address alone told (name, model, capabilities).
-                var described = device
-                if let info = try await probe.describe(device).info { described.apply(info) }
+                // The device's own description replaces what the address alone told (name, model, capabilities):
+                // DEVICE_INFO, else eureka_info, as for scanned addresses.
+                let described = try await scanner.describe(device)
                 logger.debug("static device answered", metadata: ["cast.device": "\(device.host):\(device.port)"])
                 return .staticProbed(described, reachable: true)
             } catch {

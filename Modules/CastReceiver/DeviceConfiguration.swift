@@ -14,6 +14,11 @@ public struct DeviceConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// The port to listen on; 0 picks a free one. Defaults to 8009.
     public var port = 8009
+    /// The port of the device's HTTP API (`GET /setup/eureka_info`, as senders read a device's name and groups
+    /// from): `nil` (the default) serves it on 8008 when ``port`` is 8009, as devices do, and not at all
+    /// otherwise (a bind failure then only warns); 0 picks a free port; another value serves it there (a bind
+    /// failure then fails ``EmulatedDevice/start()``).
+    public var eurekaPort: Int?
     /// The apps this device can launch. Defaults to ``EmulatedApp/standardRegistry``.
     public var apps = EmulatedApp.standardRegistry
     /// Deliberate misbehaviour. Defaults to none.

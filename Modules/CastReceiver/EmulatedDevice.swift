@@ -61,6 +61,8 @@ public final class EmulatedDevice: Sendable {
         /// The TLS certificate the device presents (DER), which its device-auth answers sign.
         var tlsCertificate: [UInt8] = []
         var deviceAuthChallenges = 0
+        /// The HTTP API (`eureka_info`) while listening.
+        var eureka: EurekaServer?
     }
 
     /// One message to put on the wire.
@@ -79,6 +81,8 @@ public final class EmulatedDevice: Sendable {
     /// How LOAD fetches media with ``DeviceConfiguration/fetchesMedia`` (one TLS context for the device's life);
     /// `nil` when the option is off, or the system trust store cannot be read (media is then not fetched).
     private let mediaFetcher: MediaFetcher?
+    /// What `eureka_info` lists as the device's speaker groups (``setMultizoneGroups(_:)``).
+    private let multizoneGroups = NIOLockedValueBox<@Sendable () -> [JSONValue]>({ [] })
 
     /// Creates a device; call ``start()`` to listen.
     public init(
@@ -164,19 +168,85 @@ public final class EmulatedDevice: Sendable {
                 cause: error
             )
         }
+        try await startEureka(castPort: port)
+    }
+
+    /// Serves `eureka_info` on ``DeviceConfiguration/eurekaPort`` (or 8008 beside 8009).
+    private func startEureka(castPort: Int) async throws {
+        guard let eurekaPort = configuration.eurekaPort ?? (castPort == 8009 ? 8008 : nil) else { return }
+        do {
+            let server = try await EurekaServer.bind(
+                host: configuration.host,
+                port: eurekaPort,
+                eventLoopGroup: eventLoopGroup
+            ) { [weak self] params in
+                self?.eurekaInfo(params: params) ?? [:]
+            }
+            state.withLockedValue { $0.eureka = server }
+            logger.debug("serving eureka_info", metadata: ["cast.port": "\(server.port)"])
+        } catch {
+            guard configuration.eurekaPort != nil else {
+                logger.warning("not serving eureka_info on \(configuration.host):\(eurekaPort): \(error)")
+                return
+            }
+            await stop()
+            throw CastReceiverError(
+                .listenFailed,
+                "cannot serve eureka_info on \(configuration.host):\(eurekaPort): \(error)",
+                cause: error
+            )
+        }
+    }
+
+    /// The port `eureka_info` is served on while the device runs; `nil` when it is not served.
+    public var eurekaPort: Int? { state.withLockedValue { $0.eureka?.port } }
+
+    /// Sets what `eureka_info` lists in `multizone.groups`: objects of the shape real devices use (`name`,
+    /// `uuid`, `elected_leader` `"self"` or `"ip:port"`, `cast_port`), read at each request. Empty by default.
+    public func setMultizoneGroups(_ provider: @escaping @Sendable () -> [JSONValue]) {
+        multizoneGroups.withLockedValue { $0 = provider }
+    }
+
+    /// The `eureka_info` document in the shape devices use: `name` and `ssdp_udn` always, `device_info` and
+    /// `multizone` when `params` asks for them or names nothing.
+    public func eurekaInfo(params: Set<String>? = nil) -> JSONValue {
+        let digits = Array(configuration.id.lowercased())
+        let udn =
+            digits.count == 32
+            ? [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
+            : configuration.id
+        var document: JSONValue = [
+            "name": .string(configuration.friendlyName), "ssdp_udn": .string(udn),
+            "version": 12, "build_version": "swift-cast emulator",
+        ]
+        if params?.contains("device_info") ?? true {
+            document["device_info"] = [
+                "manufacturer": "swift-cast", "model_name": .string(configuration.model), "ssdp_udn": .string(udn),
+                "capabilities": [
+                    "display_supported": .bool(configuration.capabilities & 1 != 0), "multizone_supported": true,
+                ],
+            ]
+        }
+        if params?.contains("multizone") ?? true {
+            let groups = multizoneGroups.withLockedValue { $0 }()
+            document["multizone"] = ["groups": .array(groups), "dynamic_groups": []]
+        }
+        return document
     }
 
     /// Stops listening and closes every connection. The device can be started again.
     public func stop() async {
-        let (server, peers) = state.withLockedValue { state -> (CastServer?, [Peer]) in
+        let (server, peers, eureka) = state.withLockedValue { state -> (CastServer?, [Peer], EurekaServer?) in
             defer {
                 state.server = nil
+                state.eureka = nil
                 state.peers = [:]
                 state.mediaTimer?.cancel()
                 state.mediaTimer = nil
             }
-            return (state.server, Array(state.peers.values))
+            return (state.server, Array(state.peers.values), state.eureka)
         }
+        await eureka?.close()
         await server?.close()
         for peer in peers { await peer.connection.close() }
     }
@@ -421,7 +491,9 @@ public final class EmulatedDevice: Sendable {
             )
         }
         if message.destinationID == CastEndpoint.receiver, message.namespace == CastNamespace.receiverDiscovery {
-            guard let json = try? message.json(), json["type"]?.stringValue == "GET_DEVICE_INFO" else { return [] }
+            guard let json = try? message.json(), json["type"]?.stringValue == "GET_DEVICE_INFO",
+                !state.faults.ignoresDeviceInfo
+            else { return [] }
             return [
                 Outgoing(
                     connection: peer.connection,

@@ -56,7 +56,24 @@ public final class EmulatedGroup: Sendable {
         )
         self.members = members
         endpoint.state.withLockedValue { $0.group = self }
-        for member in members { member.state.withLockedValue { $0.group = self } }
+        for member in members {
+            member.state.withLockedValue { $0.group = self }
+            member.setMultizoneGroups { [weak self, weak member] in
+                guard let self, let member else { return [] }
+                return [self.eurekaEntry(for: member)]
+            }
+        }
+    }
+
+    /// The group as a member's `eureka_info` lists it (`multizone.groups`): its name, uuid, elected leader
+    /// (`self` on the leader, else the leader's address) and Cast port — how a scan finds groups.
+    func eurekaEntry(for member: EmulatedDevice) -> JSONValue {
+        let leader = self.leader
+        return [
+            "name": .string(name), "uuid": .string(EmulatedDevice.hyphenated(id)),
+            "elected_leader": .string(leader === member ? "self" : "\(leader.host):8008"),
+            "cast_port": .number(Double(endpoint.port)),
+        ]
     }
 
     /// The group's id (its record's `id`).
@@ -138,7 +155,7 @@ extension EmulatedDevice {
         ]
     }
 
-    private static func hyphenated(_ id: String) -> String {
+    static func hyphenated(_ id: String) -> String {
         let digits = Array(id)
         guard digits.count == 32 else { return id }
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")

@@ -23,6 +23,9 @@ public struct FaultInjection: Sendable, Hashable {
     /// While media is loaded, broadcast this many MEDIA_STATUS messages per second to every sender (a flooding
     /// device: senders must keep memory bounded and the latest status).
     public var statusFloodPerSecond: Int?
+    /// Leave `GET_DEVICE_INFO` unanswered, as receivers that do not know it do: senders must name the device
+    /// another way (`eureka_info`).
+    public var ignoresDeviceInfo = false
     /// Send a malformed frame after this many inbound messages on a connection.
     public var sendsMalformedFrameAfterMessages: Int?
 

@@ -32,6 +32,25 @@ struct DeviceRegistryTests {
         effects.compactMap { if case .event(let event) = $0 { event } else { nil } }
     }
 
+    @Test("a device found by mDNS and by a scan is listed once, with both sources and the mDNS record's fields")
+    func mergesScanWithMulticastDNS() throws {
+        var registry = DeviceRegistry(criteria: .all)
+        var advertised = Self.device("id1", "Living Room TV")
+        advertised.statusText = "YouTube"
+        _ = registry.upsert(Self.key("a"), advertised)
+        var scanned = Self.device("id1", "Living Room TV (scan)")
+        scanned.sources = .scan
+        let events = Self.events(registry.upsert(.scanned("id1"), scanned))
+        let listed = try #require(registry.devices.first)
+        #expect(registry.devices.count == 1)
+        #expect(listed.friendlyName == "Living Room TV", "the newer scan record does not override mDNS")
+        #expect(listed.statusText == "YouTube")
+        #expect(listed.sources == [.multicastDNS, .scan])
+        #expect(events == [.updated(listed)])
+        _ = registry.removeAll { $0 == .scanned("id1") }
+        #expect(registry.devices.first?.sources == .multicastDNS)
+    }
+
     @Test("one device on two interfaces and both IP protocols is listed once, with every address, IPv4 first")
     func mergesByID() throws {
         var registry = DeviceRegistry(criteria: .all)

@@ -126,6 +126,29 @@ struct ProfileTests {
         #expect(error?.message.contains("attribute 'pattern' must be a valid regular expression") == true)
     }
 
+    @Test("discovery scanRanges lists the ranges to scan; a range over 4096 addresses fails where it is written")
+    func scanRanges() throws {
+        let resolved = try CastProfile(xml: profileXML(#"<discovery scanRanges="192.168.2.0/24 10.0.0.7/30"/>"#))
+            .resolved()
+        #expect(resolved.discoveryScanRanges.map(\.description) == ["192.168.2.0/24", "10.0.0.4/30"])
+        #expect(resolved.value(forKey: "discovery.scanRanges")?.value == "192.168.2.0/24 10.0.0.4/30")
+        #expect(try CastProfile(xml: profileXML("")).resolved().discoveryScanRanges.isEmpty)
+
+        let error = expectConfigError(.invalidValue) { () throws(CastConfigError) in
+            _ = try CastProfile(xml: profileXML(#"<discovery scanRanges="10.0.0.0/8"/>"#), file: "p.xml")
+        }
+        #expect(error?.line == 3)
+        #expect(
+            error?.message
+                == "element 'discovery': attribute 'scanRanges' must be none or a list of IPv4 ranges A.B.C.D/N of "
+                + "at most 4096 addresses each (found '10.0.0.0/8')"
+        )
+        let schemaError = expectConfigError(.schemaViolation) { () throws(CastConfigError) in
+            _ = try CastProfile(xml: profileXML(#"<discovery scanRanges="fe80::/120"/>"#), file: "p.xml")
+        }
+        #expect(schemaError?.message.contains("IPv4 ranges") == true)
+    }
+
     @Test("a style document where a profile is expected is the wrong kind")
     func wrongKind() {
         let error = expectConfigError(.wrongDocumentKind) { () throws(CastConfigError) in

@@ -185,6 +185,7 @@ struct ResolverTests {
             ("CAST_APP_ID", "default-media-receiver", "receiver.applicationID", "CC1AD845"),
             ("CAST_DISCOVERY_APP_ID", "E0C40001", "discovery.applicationID", "E0C40001"),
             ("CAST_DISCOVERY_CAPABILITIES", "videoOut,audioOut", "discovery.requiredCapabilities", "videoOut audioOut"),
+            ("CAST_SCAN_RANGES", "192.168.2.0/24,10.0.0.9", "discovery.scanRanges", "192.168.2.0/24 10.0.0.9/32"),
             ("CAST_LANGUAGE", "none", "launch.language", "none"),
             ("CAST_RELAUNCH_IF_RUNNING", "yes", "launch.relaunchIfRunning", "true"),
             ("CAST_ANDROID_RECEIVER_COMPATIBLE", "on", "launch.androidReceiverCompatible", "true"),

@@ -36,6 +36,11 @@ struct FuzzTarget: Sendable {
             ),
             FuzzTarget(name: "device-info", summary: "DeviceInfo(json:) from DEVICE_INFO", run: SessionFuzz.deviceInfo),
             FuzzTarget(
+                name: "eureka-info",
+                summary: "EurekaInfo(json:) and its group devices, from GET /setup/eureka_info",
+                run: SessionFuzz.eurekaInfo
+            ),
+            FuzzTarget(
                 name: "profile",
                 summary: "CastProfile(xml:), resolved, and the file loader",
                 run: ConfigFuzz.profile

@@ -16,6 +16,15 @@ enum SessionFuzz {
         _ = info.capabilities?.contains(.videoOut)
     }
 
+    /// A device's `GET /setup/eureka_info` answer, and the groups it reports as devices.
+    static func eurekaInfo(_ bytes: [UInt8]) {
+        guard let json = FuzzInput.json(bytes) else { return }
+        let info = EurekaInfo(json: json)
+        _ = info.hashValue
+        _ = info.deviceInfo.hashValue
+        for group in info.groupDevices(reportedBy: "192.0.2.1") { _ = group.isGroup && group.port > 0 }
+    }
+
     #if DEBUG || CAST_FUZZING
     /// A `RECEIVER_STATUS` message: the device status and each application entry it lists.
     static func deviceStatus(_ bytes: [UInt8]) {

@@ -257,6 +257,18 @@ def main():
         {"device_info": {"ssdp_udn": "aa-bb", "name": "TV", "model_name": "Google TV"}, "deviceCapabilities": 5},
     ]:
         corpus.add("device-info", compact(info), "hand")
+    for eureka in [
+        {"name": "Kitchen speaker", "ssdp_udn": "99F3C58B-F347-1CC1-0CD8-7F79D33599CF",
+         "device_info": {"capabilities": {"display_supported": False, "multizone_supported": True},
+                         "manufacturer": "Google Inc.", "model_name": "Google Home Mini",
+                         "ssdp_udn": "99f3c58b-f347-1cc1-0cd8-7f79d33599cf"},
+         "multizone": {"groups": [{"cast_port": 42139, "elected_leader": "self", "name": "Downstairs",
+                                   "uuid": "e3e1a6f8-2b4d-4c2a-9d3e-0f1a2b3c4d5e"},
+                                  {"cast_port": 32190, "elected_leader": "192.168.1.31:10001", "name": "Everywhere",
+                                   "uuid": "0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"}],
+                       "dynamic_groups": [{"elected_leader": "[fe80::1]:10001", "name": "D", "uuid": "aa"}]}},
+    ]:
+        corpus.add("eureka-info", compact(eureka), "hand")
     corpus.add("device-status", compact({"type": "RECEIVER_STATUS", "requestId": 0, "status": {
         "volume": {"level": 0.3, "muted": False, "stepInterval": 0.05, "controlType": "attenuation"},
         "isStandBy": False, "isActiveInput": True, "applications": [

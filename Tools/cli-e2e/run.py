@@ -271,6 +271,43 @@ def speaker_groups():
     cast("app", "stop", "--host", group_host)
 
 
+def scan():
+    """`cast devices --scan`: devices on 127.R.S.2-4:8009 (a block of this run's own) named by what they tell,
+    nothing outside the range; a static host named by eureka_info; a range too large is a usage error."""
+    import random
+    block = f"127.{random.randint(1, 254)}.{random.randint(0, 255)}"
+    names = {2: "Scan Attic", 3: "Scan Cellar", 4: "Scan Quiet", 9: "Scan Outside"}
+    for host, name in names.items():
+        extra = ["--no-device-info"] if host == 4 else []
+        process = subprocess.Popen([RECEIVER, "--no-mdns", "--host", f"{block}.{host}", "--port", "8009", "--name", name,
+                                    *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV)
+        receivers.append(process)
+        for line in process.stdout:
+            if "cast-receiver: ready" in line or "Error" in line:
+                break
+    # No mDNS outside a namespace: no daemon is reachable, so only the scan finds devices.
+    env = dict(ENV, DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/cast-e2e")
+    code, out, text = cast("devices", "--scan", f"{block}.0/29", "--json", env=env)
+    listed = {d.get("host"): d for d in (out or {}).get("devices", [])}
+    check("devices --scan lists the three devices in the range by their own names",
+          code == 0 and {h: d.get("name") for h, d in listed.items()}
+          == {f"{block}.{h}": names[h] for h in (2, 3, 4)}, text)
+    check("... found by the scan, reachable, with their models",
+          all(d.get("sources") == ["scan"] and d.get("reachable") and d.get("model") == "Chromecast"
+              for d in listed.values()), out)
+    check("... and not the device outside the range", f"{block}.9" not in listed, out)
+    code, out, text = cast("devices", "--host", f"{block}.4", "--json", env=env)
+    device = ((out or {}).get("devices") or [{}])[0]
+    check("devices --host names a device that answers no GET_DEVICE_INFO by its eureka_info",
+          code == 0 and device.get("name") == "Scan Quiet" and device.get("sources") == ["static"], out)
+    code, out, text = cast("devices", "--scan", f"{block}.0/29", "--diagnose", env=env)
+    check("devices --diagnose says what it checked and what the scan found",
+          code == 0 and "avahi-daemon: PROBLEM" in text and "firewall:" in text and f"scan {block}.0/29" in text
+          and "3 found" in text, text)
+    code, out, text = cast("devices", "--scan", "10.0.0.0/8")
+    check("a range over 4096 addresses is a usage error", code == 2 and "at most 4096" in text, text)
+
+
 def drops():
     """A connection that drops during a command is ridden through within the command's timeout, and what the
     receiver had already done is not done twice."""
@@ -724,6 +761,7 @@ def main():
         errors(port)
         named_devices(port)
         speaker_groups()
+        scan()
         drops()
         demo()
         custom_channels(port)

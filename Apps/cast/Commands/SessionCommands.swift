@@ -303,16 +303,30 @@ struct DevicesCommand: AsyncParsableCommand {
             Each device is asked (concurrently, within --timeout) what it runs and plays; a device given with \
             --host is also asked its name, model and capabilities. \
             Examples: cast devices, cast devices --json --timeout 2, cast devices --host 192.168.1.20, \
-            cast devices --watch
+            cast devices --scan 192.168.2.0/24, cast devices --diagnose, cast devices --watch
             """
     )
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Keep the list live until interrupted.") var watch = false
+    @Option(
+        help: """
+            Also ask every address of this IPv4 range (A.B.C.D/N, at most 4096 addresses; repeatable) on port 8009, \
+            for devices mDNS cannot see; the profile's discovery scanRanges are scanned too.
+            """
+    )
+    var scan: [String] = []
+    @Flag(help: "Say why no device is found: avahi-daemon, multicast interface and route, firewall, then a browse.")
+    var diagnose = false
+
+    func validate() throws { _ = try DeviceScanOptions.ranges(scan) }
 
     func run() async throws {
-        if !watch, try await ViaService.handle(global, .devices) { return }
+        if !watch, !diagnose, scan.isEmpty, try await ViaService.handle(global, .devices) { return }
         let runtime = try CLIRuntime(global) { _ in }
-        let (devices, problem) = await runtime.discoverDevices()
+        let ranges = try DeviceScanOptions.ranges(scan)
+        if diagnose { return try await DeviceDiagnosis.run(runtime, scanning: ranges) }
+        let (found, problem) = await runtime.discoverDevices(scanning: ranges)
+        let devices = await DeviceScanOptions.named(found, runtime)
         if devices.isEmpty {
             if runtime.global.json {
                 runtime.say(
@@ -358,6 +372,7 @@ enum DeviceText {
                 "host": .string(device.host), "port": .number(Double(device.port)),
                 "capabilities": .array(DeviceText.capabilities(device).map { .string($0) }),
                 "status": device.statusText.map { .string($0) } ?? .null, "static": .bool(device.isStatic),
+                "sources": .array(device.sources.names.map { .string($0) }),
                 "reachable": false, "app": .null, "media": .null,
                 "groups": .array(groups.map(JSONValue.string)),
             ]

@@ -8,7 +8,7 @@
 /// <?xml version="1.0" encoding="UTF-8"?>
 /// <castProfile xmlns="urn:swift-cast:profile:1" extends="default.xml">
 ///   <receiver applicationID="default-media-receiver"/>
-///   <discovery applicationID="any" requiredCapabilities="videoOut"/>
+///   <discovery applicationID="any" requiredCapabilities="videoOut" scanRanges="192.168.2.0/24"/>
 ///   <launch language="en-US" relaunchIfRunning="false" androidReceiverCompatible="false"/>
 ///   <credentials data="user-token" type="android"/>
 ///   <timeouts connect="10s" request="10s" launch="30s"/>
@@ -39,7 +39,8 @@
 /// - `discovery`: `applicationID` — `any`, `default-media-receiver` or an application id (`any`) →
 ///   `DiscoveryCriteria.applicationID`; `requiredCapabilities` — `none` or a space-separated list of `videoOut`,
 ///   `videoIn`, `audioOut`, `audioIn`, `developerMode`, `multizoneGroup` (`none`) →
-///   `DiscoveryCriteria.requiredCapabilities`.
+///   `DiscoveryCriteria.requiredCapabilities`; `scanRanges` — `none` or a space-separated list of IPv4 ranges
+///   `A.B.C.D/N` of at most 4096 addresses each (`none`) → ``ResolvedProfile/discoveryScanRanges``.
 /// - `launch`: `language` — a BCP-47 tag or `none` (`en-US`); `relaunchIfRunning` — boolean (`false`);
 ///   `androidReceiverCompatible` — boolean (`false`) → `LaunchOptions`.
 /// - `credentials`: `data` (required) — text; `type` — `android`, `ios`, `web` or `cloud` (none) →

@@ -18,6 +18,8 @@ public struct ResolvedProfile: Sendable {
     public var options: CastOptions
     /// Which devices discovery lists (GCKDiscoveryCriteria).
     public var discoveryCriteria: DiscoveryCriteria
+    /// The address ranges discovery scans besides browsing mDNS (`discovery.scanRanges`); none by default.
+    public var discoveryScanRanges: [AddressRange] = []
     /// The logging filter (GCKLoggerFilter).
     public var logFilter: LogFilter
     /// The terminal controllers' style; ``ResolvedStyle/builtIn`` unless a style document is named.
@@ -90,6 +92,7 @@ public struct ResolvedProfile: Sendable {
 /// | `receiver.applicationID` | `CAST_APP_ID` | `CC1AD845` |
 /// | `discovery.applicationID` | `CAST_DISCOVERY_APP_ID` | `any` |
 /// | `discovery.requiredCapabilities` | `CAST_DISCOVERY_CAPABILITIES` (comma- or space-separated) | `none` |
+/// | `discovery.scanRanges` | `CAST_SCAN_RANGES` (comma- or space-separated `A.B.C.D/N`) | `none` |
 /// | `launch.language` | `CAST_LANGUAGE` | `en-US` |
 /// | `launch.relaunchIfRunning` | `CAST_RELAUNCH_IF_RUNNING` | `false` |
 /// | `launch.androidReceiverCompatible` | `CAST_ANDROID_RECEIVER_COMPATIBLE` | `false` |
@@ -472,6 +475,7 @@ struct ProfileResolution {
         return ResolvedProfile(
             options: target.options,
             discoveryCriteria: target.makeDiscoveryCriteria(),
+            discoveryScanRanges: target.discoveryScanRanges,
             logFilter: target.logFilter,
             style: style,
             daemon: target.daemon,

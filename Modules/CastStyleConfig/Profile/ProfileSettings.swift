@@ -30,6 +30,8 @@ struct ProfileTarget {
     var discoveryApplicationID: String?
     /// Capability names, mapped by ``makeDiscoveryCriteria()``.
     var discoveryCapabilities: [String] = []
+    /// Address ranges discovery scans (`discovery.scanRanges`).
+    var discoveryScanRanges: [AddressRange] = []
     var logFilter = LogFilter()
     var credentialsData: String?
     var credentialsType: String?
@@ -226,6 +228,34 @@ extension ProfileSetting {
                 target.discoveryCapabilities = names
             },
             current: { $0.discoveryCapabilities.isEmpty ? "none" : $0.discoveryCapabilities.joined(separator: " ") }
+        ),
+        ProfileSetting(
+            key: "discovery.scanRanges",
+            environmentVariable: "CAST_SCAN_RANGES",
+            summary: "IPv4 ranges scanned for devices mDNS cannot see, e.g. 192.168.2.0/24 (AddressScanner).",
+            apply: { (target, text) throws(ValueProblem) in
+                let items = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+                if items == ["none"] {
+                    target.discoveryScanRanges = []
+                    return
+                }
+                var ranges: [AddressRange] = []
+                for item in items {
+                    guard let range = try? AddressRange(item) else {
+                        throw ValueProblem(
+                            expectation: "none or a list of IPv4 ranges A.B.C.D/N of at most "
+                                + "\(AddressRange.maximumAddressCount) addresses each"
+                        )
+                    }
+                    ranges.append(range)
+                }
+                guard !ranges.isEmpty else { throw ValueProblem(expectation: "none or a list of IPv4 ranges") }
+                target.discoveryScanRanges = ranges
+            },
+            current: {
+                $0.discoveryScanRanges.isEmpty
+                    ? "none" : $0.discoveryScanRanges.map(\.description).joined(separator: " ")
+            }
         ),
         ProfileSetting(
             key: "launch.language",

@@ -89,6 +89,17 @@ let profileXSD = #"""
         </xs:union>
       </xs:simpleType>
 
+      <xs:simpleType name="scanRanges">
+        <xs:annotation>
+          <xs:documentation>
+            a space-separated list of IPv4 ranges A.B.C.D/N of at most 4096 addresses each (or none)
+          </xs:documentation>
+        </xs:annotation>
+        <xs:restriction base="xs:token">
+          <xs:pattern value="none|[0-9]{1,3}(\.[0-9]{1,3}){3}(/[0-9]{1,2})?( [0-9]{1,3}(\.[0-9]{1,3}){3}(/[0-9]{1,2})?)*"/>
+        </xs:restriction>
+      </xs:simpleType>
+
       <xs:simpleType name="language">
         <xs:annotation><xs:documentation>a BCP-47 language tag like en-US, or none</xs:documentation></xs:annotation>
         <xs:restriction base="xs:token">
@@ -287,6 +298,7 @@ let profileXSD = #"""
               <xs:complexType>
                 <xs:attribute name="applicationID" type="p:discoveryApplicationID"/>
                 <xs:attribute name="requiredCapabilities" type="p:capabilities"/>
+                <xs:attribute name="scanRanges" type="p:scanRanges"/>
               </xs:complexType>
             </xs:element>
             <xs:element name="launch" minOccurs="0">

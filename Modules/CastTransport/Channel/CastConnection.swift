@@ -274,6 +274,20 @@ public final class CastConnection: Sendable {
     /// How the device proved itself on the current transport (every connect challenges again).
     public var deviceAuthentication: DeviceAuthentication { state.withLockedValue { $0.authentication } }
 
+    /// The common name of the certificate the peer presented in the TLS handshake (its subject when it has no
+    /// common name); `nil` when not connected or no certificate came. Discovery reads it as one more way a device
+    /// names itself, for devices that answer neither `GET_DEVICE_INFO` nor `eureka_info`.
+    public func peerCertificateCommonName() async -> String? {
+        guard let channel = try? currentChannel() else { return nil }
+        let der = try? await channel.eventLoop.submit {
+            try channel.pipeline.syncOperations.handler(type: TLSHandler.self).peerCertificate
+        }.get()
+        guard let der, !der.isEmpty, let certificate = try? X509Certificate(der: der, what: "the TLS certificate")
+        else { return nil }
+        let name = certificate.commonName
+        return name.isEmpty ? nil : name
+    }
+
     /// Challenges the device before anything else is sent. ``DeviceAuthPolicy/require`` waits for the answer and
     /// throws the failed step; ``DeviceAuthPolicy/warn`` goes on at once and reports the result when it comes.
     private func authenticate(on channel: any Channel) async throws {
