@@ -16,9 +16,13 @@ public final class EmulatedGroup: Sendable {
     /// The group's own endpoint: connect to it (``EmulatedDevice/host``, ``EmulatedDevice/port``) to cast to the
     /// group.
     public let endpoint: EmulatedDevice
-    /// The members, in the order given.
-    public let members: [EmulatedDevice]
-    private let leaderIndex = NIOLockedValueBox(0)
+    /// Who is in the group and who leads it.
+    private struct Membership {
+        var members: [EmulatedDevice]
+        var leader: Int
+    }
+
+    private let membership: NIOLockedValueBox<Membership>
 
     /// The model name a group's record carries.
     public static let modelName = "Google Cast Group"
@@ -54,15 +58,59 @@ public final class EmulatedGroup: Sendable {
             wireLog: wireLog,
             logger: logger
         )
-        self.members = members
+        self.membership = NIOLockedValueBox(Membership(members: members, leader: 0))
         endpoint.state.withLockedValue { $0.group = self }
-        for member in members {
-            member.state.withLockedValue { $0.group = self }
-            member.setMultizoneGroups { [weak self, weak member] in
-                guard let self, let member else { return [] }
-                return [self.eurekaEntry(for: member)]
-            }
+        for member in members { join(member) }
+    }
+
+    /// Links a member to the group: its state names the group, and its `eureka_info` lists it.
+    private func join(_ member: EmulatedDevice) {
+        member.state.withLockedValue { $0.group = self }
+        member.setMultizoneGroups { [weak self, weak member] in
+            guard let self, let member else { return [] }
+            return [self.eurekaEntry(for: member)]
         }
+    }
+
+    /// The members, in the order they joined.
+    public var members: [EmulatedDevice] { membership.withLockedValue { $0.members } }
+
+    /// Adds a device to the group, as the Google Home app does: senders following the group hear DEVICE_ADDED,
+    /// and while the group plays the device follows it.
+    public func add(_ member: EmulatedDevice) {
+        let added = membership.withLockedValue { membership -> Bool in
+            guard !membership.members.contains(where: { $0 === member }) else { return false }
+            membership.members.append(member)
+            return true
+        }
+        guard added else { return }
+        join(member)
+        endpoint.broadcastMultizone(["type": "DEVICE_ADDED", "device": member.multizoneDescription])
+        playbackChanged()
+    }
+
+    /// Takes a device out of the group: senders hear DEVICE_REMOVED, and it stops following the group's playback.
+    ///
+    /// - Throws: ``CastReceiverError/Code/invalidConfiguration`` for the leader (move it first with
+    ///   ``moveLeader()``) or the last member.
+    public func remove(_ member: EmulatedDevice) throws {
+        try membership.withLockedValue { membership in
+            guard let index = membership.members.firstIndex(where: { $0 === member }) else { return }
+            guard index != membership.leader, membership.members.count > 1 else {
+                throw CastReceiverError(
+                    .invalidConfiguration,
+                    "the group's leader or last member cannot leave; move the leader first"
+                )
+            }
+            membership.members.remove(at: index)
+            if index < membership.leader { membership.leader -= 1 }
+        }
+        member.state.withLockedValue { $0.group = nil }
+        member.setMultizoneGroups { [] }
+        member.setGroupPlayback(nil)
+        endpoint.broadcastMultizone([
+            "type": "DEVICE_REMOVED", "deviceId": .string(EmulatedDevice.hyphenated(member.configuration.id)),
+        ])
     }
 
     /// The group as a member's `eureka_info` lists it (`multizone.groups`): its name, uuid, elected leader
@@ -81,7 +129,7 @@ public final class EmulatedGroup: Sendable {
     /// The group's name.
     public var name: String { endpoint.configuration.friendlyName }
     /// The member the group's endpoint runs on now.
-    public var leader: EmulatedDevice { members[leaderIndex.withLockedValue { $0 }] }
+    public var leader: EmulatedDevice { membership.withLockedValue { $0.members[$0.leader] } }
 
     /// Starts the group's endpoint at its leader's address.
     ///
@@ -98,9 +146,9 @@ public final class EmulatedGroup: Sendable {
     /// - Throws: ``CastReceiverError/Code/listenFailed`` when the new place cannot be bound.
     @discardableResult
     public func moveLeader() async throws -> EmulatedDevice {
-        let leader = leaderIndex.withLockedValue { index in
-            index = (index + 1) % members.count
-            return members[index]
+        let leader = membership.withLockedValue { membership in
+            membership.leader = (membership.leader + 1) % membership.members.count
+            return membership.members[membership.leader]
         }
         try await endpoint.relocate(toHost: leader.host, port: 0)
         playbackChanged()
@@ -116,7 +164,7 @@ public final class EmulatedGroup: Sendable {
     /// it stops.
     func playbackChanged() {
         let playing = !endpoint.runningApp.isIdleScreen
-        let leader = leaderIndex.withLockedValue { $0 }
+        let (members, leader) = membership.withLockedValue { ($0.members, $0.leader) }
         for (index, member) in members.enumerated() {
             member.setGroupPlayback(playing ? (index == leader ? .multizoneLeader : .multizoneFollower) : nil)
         }

@@ -46,6 +46,7 @@ struct GroupLabTests {
         #expect(results["members"] == "\(tag) Room 1,\(tag) Room 2")
         #expect(results["memberGroups"] == "\(tag) Downstairs")
         #expect(results["isGroup"] == "true")
+        #expect(results["memberVolume"] == "0.3", "a member's own volume set through the group")
         #expect(results["resumedPort"] == String(newPort), "\(results)")
         #expect(results["resumedPort"] != results["firstPort"])
         #expect(results["sameSession"] == "true")
@@ -97,6 +98,8 @@ extension ChildProcessTests {
         var media = MediaInformation(contentID: "https://example.com/group.mp4", contentType: "audio/mp4")
         media.duration = 600
         try await session.remoteMediaClient!.loadMedia(media).response()
+        try await session.setDeviceVolume(0.3, forMultizoneMember: found[2].id)
+        Self.report("memberVolume", "\(session.multizoneStatus?.member(withID: found[2].id)?.volumeLevel ?? -1)")
         Self.report("firstPort", "\(session.device.port)")
         Self.report("loaded", "true")
 

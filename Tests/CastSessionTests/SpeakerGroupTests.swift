@@ -143,6 +143,78 @@ import Testing
         }
     }
 
+    @Test("members leaving and joining the group: the session hears DEVICE_REMOVED and DEVICE_ADDED")
+    func membershipEvents() async throws {
+        try await withGroup(extraMember: "Attic") { emulator, group in
+            let (kitchen, attic) = (emulator.devices[0], emulator.devices[2])
+            let context = CastContext(options: testOptions())
+            let session = try await context.sessionManager.startSession(with: group.castDevice)
+            let updates = session.multizoneUpdates()
+            #expect(try await session.requestMultizoneStatus().members.count == 3)
+            try await session.remoteMediaClient!.loadMedia(sampleMedia()).response()
+            #expect(attic.runningApp.appID == "705D30C6")
+
+            #expect(throws: CastReceiverError.self) { try group.remove(kitchen) }  // the leader stays
+            try group.remove(attic)
+            let removed = try await next(updates) {
+                if case .memberRemoved = $0 { return true } else { return false }
+            }
+            #expect(removed == .memberRemoved(attic.configuration.id))
+            #expect(session.multizoneStatus?.members.map(\.name) == ["Kitchen", "Bedroom"])
+            #expect(attic.runningApp.isIdleScreen, "a device that left stops following the group")
+            #expect(attic.eurekaInfo()["multizone"]?["groups"]?.arrayValue?.isEmpty == true)
+
+            group.add(attic)
+            let added = try await next(updates) {
+                if case .memberAdded = $0 { return true } else { return false }
+            }
+            guard case .memberAdded(let member) = added else { return }
+            #expect(member.name == "Attic")
+            #expect(session.multizoneStatus?.members.map(\.name) == ["Kitchen", "Bedroom", "Attic"])
+            #expect(attic.runningApp.appID == "705D30C6", "it follows the playing group again")
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    @Test("multizone messages are read liberally: hyphenated or plain ids, nested or flat, explicit nulls")
+    func multizoneParsing() throws {
+        let status = try #require(
+            MultizoneStatus(
+                json: try JSONValue(
+                    parsing: """
+                        {"type":"MULTIZONE_STATUS","requestId":1,"status":{"devices":[
+                          {"deviceId":"99F3C58B-F347-1CC1-0CD8-7F79D33599CF","name":"Kitchen","capabilities":198660,
+                           "volume":{"level":0.4,"muted":false}},
+                          {"deviceId":"7ab9edb8fbd867f7eb76bf253a94e423","name":null,"capabilities":null,"volume":null},
+                          {"name":"no id"}]}}
+                        """
+                )
+            )
+        )
+        #expect(status.members.map(\.id) == ["99f3c58bf3471cc10cd87f79d33599cf", "7ab9edb8fbd867f7eb76bf253a94e423"])
+        #expect(status.members[0].volumeLevel == 0.4)
+        #expect(status.members[1].name == "" && status.members[1].volumeLevel == nil)
+        #expect(status.member(withID: "7ab9edb8-fbd8-67f7-eb76-bf253a94e423")?.id == status.members[1].id)
+        #expect(
+            MultizoneEvent(json: [
+                "type": "DEVICE_REMOVED", "device": ["deviceId": "7AB9EDB8-FBD8-67F7-EB76-BF253A94E423"],
+            ])
+                == .memberRemoved("7ab9edb8fbd867f7eb76bf253a94e423")
+        )
+        #expect(MultizoneEvent(json: ["type": "DEVICE_UPDATED"]) == nil, "no device: nothing to apply")
+        #expect(MultizoneEvent(json: ["type": "MULTIZONE_STATUS", "status": .null]) == nil)
+        if case .playbackSessionUpdated(let payload) = MultizoneEvent(json: [
+            "type": "PLAYBACK_SESSION_UPDATED", "x": 1,
+        ]) {
+            #expect(payload["x"]?.intValue == 1)
+        } else {
+            Issue.record("PLAYBACK_SESSION_UPDATED is passed through")
+        }
+        #expect(
+            MultizoneMember.hyphenated("99f3c58bf3471cc10cd87f79d33599cf") == "99f3c58b-f347-1cc1-0cd8-7f79d33599cf"
+        )
+    }
+
     @Test("a session on a group follows the group when its leader moves, and the media plays on")
     func sessionFollowsLeaderMove() async throws {
         try await withGroup { emulator, group in
@@ -198,15 +270,20 @@ extension EmulatedGroup {
     }
 }
 
-/// Two members, "Kitchen" and "Bedroom" (at volume 0.4), and their group "Downstairs".
-private func withGroup(_ body: (CastReceiverEmulator, EmulatedGroup) async throws -> Void) async throws {
+/// Two members, "Kitchen" and "Bedroom" (at volume 0.4), and their group "Downstairs" (with a third member when
+/// `extraMember` names one).
+private func withGroup(
+    extraMember: String? = nil,
+    _ body: (CastReceiverEmulator, EmulatedGroup) async throws -> Void
+) async throws {
     var kitchen = DeviceConfiguration(friendlyName: "Kitchen", port: 0)
     kitchen.model = "Google Home"
     kitchen.capabilities = 198_660
     var bedroom = DeviceConfiguration(friendlyName: "Bedroom", port: 0)
     bedroom.volumeLevel = 0.4
+    let extra = extraMember.map { DeviceConfiguration(friendlyName: $0, port: 0) }
     try await withCastReceiverEmulator(
-        devices: [kitchen, bedroom],
+        devices: [kitchen, bedroom] + (extra.map { [$0] } ?? []),
         group: DeviceConfiguration(friendlyName: "Downstairs", port: 0)
     ) { emulator in
         try await body(emulator, try #require(emulator.group))
