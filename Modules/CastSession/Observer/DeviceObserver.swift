@@ -371,15 +371,8 @@ public final class DeviceObserver: Sendable {
         while policy.allowsAttempt(afterFailedAttempts: failures), !state.withLockedValue({ $0.isStopped }) {
             do {
                 try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
-                let moved = await locator?.currentRecord(of: device).flatMap { record in
-                    record.host.isEmpty || (record.host == connection.host && record.port == connection.port)
-                        ? nil : record
-                }
-                if let moved {
+                if let moved = try await connection.reconnect(to: device, locatedBy: locator) {
                     state.withLockedValue { $0.device = moved }
-                    try await connection.reconnect(toHost: moved.host, port: moved.port)
-                } else {
-                    try await connection.reconnect()
                 }
                 // The app's virtual connection is gone with the old transport: the status read next follows it
                 // again.

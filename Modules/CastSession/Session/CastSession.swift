@@ -258,13 +258,9 @@ public final class CastSession: Sendable {
     /// Reconnects where the device is now: where the locator's latest record puts it (a speaker group's new
     /// leader), else where it was.
     private func reconnectToCurrentRecord() async throws {
-        let moved: CastDevice? = await locator?.currentRecord(of: device).flatMap { record in
-            record.host.isEmpty || (record.host == connection.host && record.port == connection.port) ? nil : record
-        }
-        guard let moved else { return try await connection.reconnect() }
+        guard let moved = try await connection.reconnect(to: device, locatedBy: locator) else { return }
         logger.debug("the device moved", metadata: ["cast.peer": "\(moved.host):\(moved.port)"])
         state.withLockedValue { $0.device = moved }
-        try await connection.reconnect(toHost: moved.host, port: moved.port)
     }
 
     private func resumed(status: DeviceStatus, transferredFrom: CastDevice? = nil) {
@@ -726,5 +722,21 @@ extension CastSession {
             defer { group.cancelAll() }
             return await group.next() ?? false
         }
+    }
+}
+
+extension CastConnection {
+    /// Reconnects where `locator` says `device` is now, when that is elsewhere (a speaker group moved with its
+    /// leader), else where it was; answers the moved record, or `nil` when the device stayed.
+    func reconnect(to device: CastDevice, locatedBy locator: (any CastDeviceLocator)?) async throws -> CastDevice? {
+        let moved = await locator?.currentRecord(of: device).flatMap { record in
+            record.host.isEmpty || (record.host == host && record.port == port) ? nil : record
+        }
+        guard let moved else {
+            try await reconnect()
+            return nil
+        }
+        try await reconnect(toHost: moved.host, port: moved.port)
+        return moved
     }
 }
