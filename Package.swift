@@ -20,9 +20,12 @@ let package = Package(
         .library(name: "CastStyleConfig", targets: ["CastStyleConfig"]),
         .library(name: "CastMediaServer", targets: ["CastMediaServer"]),
         .library(name: "CastService", targets: ["CastService"]),
-        .executable(name: "cast", targets: ["cast"]),
-        .executable(name: "castd", targets: ["castd"]),
-        .executable(name: "cast-receiver", targets: ["cast-receiver"]),
+        .executable(name: "cast", targets: ["CastLauncher"]),
+        .executable(name: "castd", targets: ["CastdLauncher"]),
+        .executable(name: "cast-receiver", targets: ["CastReceiverLauncher"]),
+        // The three in one binary that picks the tool by the name it runs under (Tools/package.sh installs it as
+        // cast, with castd and cast-receiver as symlinks): the Swift runtime, Foundation and its ICU data once.
+        .executable(name: "swift-cast", targets: ["SwiftCastLauncher"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -221,9 +224,14 @@ let package = Package(
             ]
         ),
 
-        // MARK: - Apps
+        // MARK: - Version (VERSION + git commit, stamped when either changes; `--version` of every app)
 
-        .executableTarget(
+        .plugin(name: "VersionStamp", capability: .buildTool(), path: "Plugins/VersionStamp"),
+        .target(name: "CastVersion", path: "Modules/CastVersion", plugins: ["VersionStamp"]),
+
+        // MARK: - Apps (each a library with its command; Apps/Launchers holds the executables' entry points)
+
+        .target(
             name: "cast",
             dependencies: [
                 "CastControllers",
@@ -235,6 +243,7 @@ let package = Package(
                 "CastSession",
                 "CastStyleConfig",
                 "CastTransport",
+                "CastVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -243,7 +252,7 @@ let package = Package(
             ],
             path: "Apps/cast"
         ),
-        .executableTarget(
+        .target(
             name: "castd",
             dependencies: [
                 "CastDiscovery",
@@ -251,22 +260,36 @@ let package = Package(
                 "CastService",
                 "CastSession",
                 "CastStyleConfig",
+                "CastVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Apps/castd"
         ),
-        .executableTarget(
+        .target(
             name: "cast-receiver",
             dependencies: [
                 "CastDiscovery",
                 "CastLogging",
                 "CastReceiver",
                 "CastTransport",
+                "CastVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Apps/cast-receiver"
+        ),
+        .executableTarget(name: "CastLauncher", dependencies: ["cast"], path: "Apps/Launchers/cast"),
+        .executableTarget(name: "CastdLauncher", dependencies: ["castd"], path: "Apps/Launchers/castd"),
+        .executableTarget(
+            name: "CastReceiverLauncher",
+            dependencies: ["cast-receiver"],
+            path: "Apps/Launchers/cast-receiver"
+        ),
+        .executableTarget(
+            name: "SwiftCastLauncher",
+            dependencies: ["cast", "castd", "cast-receiver"],
+            path: "Apps/Launchers/swift-cast"
         ),
 
         // MARK: - Benchmarks (print figures; not run by the tests)
@@ -429,7 +452,7 @@ let package = Package(
 
 // MARK: - Settings shared by every Swift target
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings

@@ -2,11 +2,11 @@
 # Installs the Debian packages swift-cast needs (when run as root), or prints the exact apt-get line and stops.
 #   Tools/setup.sh          packages to build and run
 #   Tools/setup.sh test     plus what the test suite uses (openssl CLI, Python venv, Avahi lab, tmux, mosquitto,
-#                           headless Chromium)
+#                           headless Chromium, lintian for the package checks)
 set -euo pipefail
 packages=(libssl-dev libavahi-client-dev libxml2-dev libmosquitto-dev pkg-config)
 if [ "${1:-}" = "test" ]; then
-    packages+=(openssl python3 python3-venv avahi-daemon avahi-utils dbus-daemon iproute2 nftables tmux protobuf-compiler ffmpeg systemd mosquitto mosquitto-clients chromium chromium-driver)
+    packages+=(openssl python3 python3-venv avahi-daemon avahi-utils dbus-daemon iproute2 nftables tmux protobuf-compiler ffmpeg systemd mosquitto mosquitto-clients chromium chromium-driver lintian)
 fi
 missing=()
 for package in "${packages[@]}"; do

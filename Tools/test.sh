@@ -72,6 +72,9 @@ check Tools/generate-openapi.sh --check
 echo "== castd's systemd unit verifies (systemd-analyze verify Tools/castd.service)"
 check verify_castd_unit
 
+echo "== package: Tools/package.sh's .deb and tarball (Tools/package-test.sh; CAST_PACKAGE_CLEAN_ROOT=1: also in a clean Debian root)"
+check Tools/package-test.sh
+
 echo "== swift build"
 swift build --build-tests 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\]"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; echo "total: 0 passed, 1 failed"; exit 1; }

@@ -3,6 +3,7 @@ import CastDiscovery
 import CastLogging
 import CastReceiver
 import CastTransport
+import CastVersion
 import Dispatch
 import Foundation
 import Logging
@@ -16,7 +17,6 @@ import Darwin
 #endif
 
 /// `cast-receiver`: emulated Cast devices on this machine, for testing senders without hardware.
-@main
 struct CastReceiverCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cast-receiver",
@@ -38,7 +38,8 @@ struct CastReceiverCommand: AsyncParsableCommand {
               cast-receiver --wire-log frames.jsonl --reply-delay 0.5
               cast-receiver --host 0.0.0.0 --no-mdns
               cast-receiver --port 0 --devices 2 --group Downstairs --group-leader-moves-after 30
-            """
+            """,
+        version: CastVersion.description
     )
 
     @Option(help: "Address to listen on.") var host = "127.0.0.1"

@@ -1,9 +1,9 @@
 import ArgumentParser
 import CastTransport
+import CastVersion
 import Foundation
 
 /// `cast`: find Cast devices, start and control sessions, from the command line.
-@main
 struct CastCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cast",
@@ -25,6 +25,7 @@ struct CastCommand: AsyncParsableCommand {
               cast pause --host 192.168.1.20              pause whatever that device plays (a phone's cast too)
               cast remote                                 full-screen remote control
             """,
+        version: CastVersion.description,
         subcommands: [
             DevicesCommand.self, PlayCommand.self, StatusCommand.self,
             PauseCommand.self, ResumeCommand.self, ToggleCommand.self, StopCommand.self, SeekCommand.self,

@@ -6,14 +6,15 @@ import CastLogging
 import CastService
 import CastSession
 import CastStyleConfig
+import CastVersion
 import Foundation
 import Logging
 
-@main
 struct Castd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "castd",
         abstract: "Serve the Cast devices on this network over HTTP (API at /v1, events at /v1/events).",
+        version: CastVersion.description,
         subcommands: [Serve.self, Token.self],
         defaultSubcommand: Serve.self
     )

@@ -1,0 +1,4 @@
+// The `cast` binary: Apps/cast's command.
+import cast
+
+await CastTool.main()

@@ -1,0 +1,4 @@
+// The `castd` binary: Apps/castd's command.
+import castd
+
+await CastdTool.main()
