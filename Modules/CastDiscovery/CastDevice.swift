@@ -163,7 +163,7 @@ public struct DeviceInfo: Sendable, Hashable {
             for key in keys { if let value = body[key]?.intValue ?? json[key]?.intValue { return value } }
             return nil
         }
-        deviceID = string("deviceId", "id", "ssdp_udn").map { $0.replacingHyphens() }
+        deviceID = string("deviceId", "id", "ssdp_udn").map(CastDeviceID.normalized)
         friendlyName = string("friendlyName", "name")
         modelName = string("deviceModel", "modelName", "model_name", "model")
         capabilities = number("capabilities", "deviceCapabilities").map(DeviceCapabilities.init(rawValue:))
@@ -214,10 +214,6 @@ extension DeviceInfo {
         }
         return (status, info)
     }
-}
-
-extension String {
-    fileprivate func replacingHyphens() -> String { String(filter { $0 != "-" }).lowercased() }
 }
 
 /// One resolved address of a device.

@@ -74,7 +74,7 @@ struct DeviceProbe: Sendable {
 
     /// A certificate common name that is a device id (32 hex digits, hyphenated or not), in the mDNS `id` form.
     static func deviceID(fromCommonName name: String) -> String? {
-        let id = EurekaInfo.normalizedID(name)
+        let id = CastDeviceID.normalized(name)
         guard id.count == 32, id.allSatisfy(\.isHexDigit) else { return nil }
         return id
     }

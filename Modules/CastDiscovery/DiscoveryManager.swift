@@ -112,7 +112,7 @@ public final class DiscoveryManager: Sendable {
     ///
     /// - Parameters:
     ///   - configuration: Criteria, static devices, timing.
-    ///   - scheduler: Where the removal debounce and static retries are timed; real time by default.
+    ///   - scheduler: Where the removal debounce, static retries and rescans are timed; real time by default.
     ///   - eventLoopGroup: Where probes connect from.
     ///   - logger: Where discovery logs (malformed TXT records are warnings); silent by default.
     public init(
@@ -324,14 +324,7 @@ public final class DiscoveryManager: Sendable {
                 }
             }
             if let interval = configuration.staticRetryInterval {
-                let token = state.withLockedValue { state in
-                    defer { state.nextToken += 1 }
-                    return state.nextToken
-                }
-                let timer = scheduler.schedule(after: interval) { [weak self] in
-                    self?.enqueue(.staticRetry(device, token: token), generation: generation)
-                }
-                state.withLockedValue { $0.timers[token] = timer }
+                enqueue(after: interval, generation: generation) { .staticRetry(device, token: $0) }
             }
         case .staticRetry(let device, let token):
             state.withLockedValue { _ = $0.timers.removeValue(forKey: token) }
@@ -355,14 +348,7 @@ public final class DiscoveryManager: Sendable {
             }
             finishScanWaiters()
             if let interval = configuration.scanInterval {
-                let token = state.withLockedValue { state in
-                    defer { state.nextToken += 1 }
-                    return state.nextToken
-                }
-                let timer = scheduler.schedule(after: interval) { [weak self] in
-                    self?.enqueue(.rescan(token: token), generation: generation)
-                }
-                state.withLockedValue { $0.timers[token] = timer }
+                enqueue(after: interval, generation: generation) { .rescan(token: $0) }
             }
         case .rescan(let token):
             state.withLockedValue { _ = $0.timers.removeValue(forKey: token) }
@@ -503,6 +489,19 @@ public final class DiscoveryManager: Sendable {
             guard let run = state.run, run.generation == generation else { return }
             run.input.yield(input)
         }
+    }
+
+    /// Feeds `input` to this run after `delay`, on a timer kept under a fresh token (which `input` carries, so the
+    /// input can find and forget its timer when it fires).
+    private func enqueue(after delay: Duration, generation: Int, _ input: @escaping @Sendable (Int) -> Input) {
+        let token = state.withLockedValue { state in
+            defer { state.nextToken += 1 }
+            return state.nextToken
+        }
+        let timer = scheduler.schedule(after: delay) { [weak self] in
+            self?.enqueue(input(token), generation: generation)
+        }
+        state.withLockedValue { $0.timers[token] = timer }
     }
 
     // MARK: - Probes

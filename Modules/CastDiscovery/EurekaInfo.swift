@@ -71,7 +71,7 @@ public struct EurekaInfo: Sendable, Hashable {
             return value
         }
         friendlyName = text(json["name"])
-        deviceID = (text(json["ssdp_udn"]) ?? text(info?["ssdp_udn"])).map(EurekaInfo.normalizedID)
+        deviceID = (text(json["ssdp_udn"]) ?? text(info?["ssdp_udn"])).map(CastDeviceID.normalized)
         modelName = text(info?["model_name"])
         manufacturer = text(info?["manufacturer"])
         displaySupported = info?["capabilities"]?["display_supported"]?.boolValue
@@ -82,7 +82,7 @@ public struct EurekaInfo: Sendable, Hashable {
         var groups: [Group] = []
         for entry in entries {
             guard let name = text(entry["name"]), let uuid = text(entry["uuid"]) else { continue }
-            let id = EurekaInfo.normalizedID(uuid)
+            let id = CastDeviceID.normalized(uuid)
             guard !groups.contains(where: { $0.id == id }) else { continue }
             var leaderHost: String?
             if let leader = text(entry["elected_leader"]), leader != "self" {
@@ -169,8 +169,6 @@ public struct EurekaInfo: Sendable, Hashable {
         }
         return EurekaInfo(json: json)
     }
-
-    static func normalizedID(_ text: String) -> String { String(text.filter { $0 != "-" }).lowercased() }
 }
 
 /// One HTTP/1.1 GET over a fresh connection, for a device's small HTTP API; the body is capped.

@@ -22,7 +22,7 @@ public struct MultizoneMember: Sendable, Hashable, Identifiable {
         volumeLevel: Double? = nil,
         isMuted: Bool? = nil
     ) {
-        self.id = MultizoneMember.normalizedID(id)
+        self.id = CastDeviceID.normalized(id)
         self.name = name
         self.capabilities = capabilities
         self.volumeLevel = volumeLevel
@@ -45,7 +45,7 @@ public struct MultizoneMember: Sendable, Hashable, Identifiable {
     /// The wire form: `{deviceId (hyphenated), name, capabilities, volume {level, muted}}`.
     public var json: JSONValue {
         var json: JSONValue = [
-            "deviceId": .string(MultizoneMember.hyphenated(id)), "name": .string(name),
+            "deviceId": .string(CastDeviceID.hyphenated(id)), "name": .string(name),
             "capabilities": .number(Double(capabilities.rawValue)),
         ]
         var volume: [String: JSONValue] = [:]
@@ -53,17 +53,6 @@ public struct MultizoneMember: Sendable, Hashable, Identifiable {
         if let isMuted { volume["muted"] = .bool(isMuted) }
         if !volume.isEmpty { json["volume"] = .object(volume) }
         return json
-    }
-
-    /// A device id without hyphens, lowercased: the form mDNS `id` records and ``CastDevice/id`` use.
-    public static func normalizedID(_ id: String) -> String { String(id.filter { $0 != "-" }).lowercased() }
-
-    /// A 32-hex-digit id as a hyphenated UUID (8-4-4-4-12), as the multizone namespace writes it; other ids as
-    /// they are.
-    public static func hyphenated(_ id: String) -> String {
-        let digits = Array(normalizedID(id))
-        guard digits.count == 32 else { return id }
-        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
     }
 }
 
@@ -84,7 +73,7 @@ public struct MultizoneStatus: Sendable, Hashable {
 
     /// The member with `id` (either form).
     public func member(withID id: String) -> MultizoneMember? {
-        let id = MultizoneMember.normalizedID(id)
+        let id = CastDeviceID.normalized(id)
         return members.first { $0.id == id }
     }
 
@@ -135,7 +124,7 @@ public enum MultizoneEvent: Sendable, Hashable {
             self = .memberUpdated(member)
         case "DEVICE_REMOVED":
             guard let id = (json["deviceId"] ?? json["device"]?["deviceId"])?.stringValue else { return nil }
-            self = .memberRemoved(MultizoneMember.normalizedID(id))
+            self = .memberRemoved(CastDeviceID.normalized(id))
         case "PLAYBACK_SESSION_UPDATED":
             self = .playbackSessionUpdated(json)
         default:

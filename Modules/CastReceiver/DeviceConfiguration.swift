@@ -81,10 +81,7 @@ public enum Identifiers {
     public static func deviceID() -> String { hex(32) }
 
     /// An uppercase UUID (8-4-4-4-12), like application session ids.
-    public static func uuid() -> String {
-        let digits = Array(hex(32).uppercased())
-        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
-    }
+    public static func uuid() -> String { CastDeviceID.hyphenated(hex(32).uppercased()) }
 }
 
 /// The ad break ``DeviceConfiguration/prerollAd`` inserts: one clip at position 0.

@@ -210,11 +210,7 @@ public final class EmulatedDevice: Sendable {
     /// The `eureka_info` document in the shape devices use: `name` and `ssdp_udn` always, `device_info` and
     /// `multizone` when `params` asks for them or names nothing.
     public func eurekaInfo(params: Set<String>? = nil) -> JSONValue {
-        let digits = Array(configuration.id.lowercased())
-        let udn =
-            digits.count == 32
-            ? [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
-            : configuration.id
+        let udn = CastDeviceID.hyphenated(configuration.id.lowercased())
         var document: JSONValue = [
             "name": .string(configuration.friendlyName), "ssdp_udn": .string(udn),
             "version": 12, "build_version": "swift-cast emulator",

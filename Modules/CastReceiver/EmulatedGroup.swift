@@ -109,7 +109,7 @@ public final class EmulatedGroup: Sendable {
         member.setMultizoneGroups { [] }
         member.setGroupPlayback(nil)
         endpoint.broadcastMultizone([
-            "type": "DEVICE_REMOVED", "deviceId": .string(EmulatedDevice.hyphenated(member.configuration.id)),
+            "type": "DEVICE_REMOVED", "deviceId": .string(CastDeviceID.hyphenated(member.configuration.id)),
         ])
     }
 
@@ -118,7 +118,7 @@ public final class EmulatedGroup: Sendable {
     func eurekaEntry(for member: EmulatedDevice) -> JSONValue {
         let leader = self.leader
         return [
-            "name": .string(name), "uuid": .string(EmulatedDevice.hyphenated(id)),
+            "name": .string(name), "uuid": .string(CastDeviceID.hyphenated(id)),
             "elected_leader": .string(leader === member ? "self" : "\(leader.host):8008"),
             "cast_port": .number(Double(endpoint.port)),
         ]
@@ -197,16 +197,10 @@ extension EmulatedDevice {
     var multizoneDescription: JSONValue {
         let (level, muted) = volume
         return [
-            "deviceId": .string(Self.hyphenated(configuration.id)), "name": .string(configuration.friendlyName),
+            "deviceId": .string(CastDeviceID.hyphenated(configuration.id)), "name": .string(configuration.friendlyName),
             "capabilities": .number(Double(configuration.capabilities)),
             "volume": ["level": .number(level), "muted": .bool(muted)],
         ]
-    }
-
-    static func hyphenated(_ id: String) -> String {
-        let digits = Array(id)
-        guard digits.count == 32 else { return id }
-        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
     }
 
     /// Answers a multizone request on `receiver-0` of a group's endpoint: GET_STATUS, GET_CASTING_GROUPS,
@@ -228,7 +222,7 @@ extension EmulatedDevice {
         case "GET_CASTING_GROUPS":
             answer = ["type": "CASTING_GROUPS", "status": ["groups": []]]
         case "SET_DEVICE_VOLUME":
-            let id = request["deviceId"]?.stringValue.map { String($0.filter { $0 != "-" }).lowercased() }
+            let id = request["deviceId"]?.stringValue.map(CastDeviceID.normalized)
             let level = request["volume"]?["level"]?.doubleValue
             let muted = request["volume"]?["muted"]?.boolValue
             guard let member = group.members.first(where: { $0.configuration.id.lowercased() == id }),

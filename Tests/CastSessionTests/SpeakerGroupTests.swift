@@ -78,7 +78,7 @@ import Testing
 
             try await session.setDeviceVolume(
                 0.25,
-                forMultizoneMember: MultizoneMember.hyphenated(bedroom.configuration.id)
+                forMultizoneMember: CastDeviceID.hyphenated(bedroom.configuration.id)
             )
             #expect(bedroom.volume.level == 0.25)
             #expect(group.endpoint.volume.level == 1, "the group's own volume stays")
@@ -211,7 +211,7 @@ import Testing
             Issue.record("PLAYBACK_SESSION_UPDATED is passed through")
         }
         #expect(
-            MultizoneMember.hyphenated("99f3c58bf3471cc10cd87f79d33599cf") == "99f3c58b-f347-1cc1-0cd8-7f79d33599cf"
+            CastDeviceID.hyphenated("99f3c58bf3471cc10cd87f79d33599cf") == "99f3c58b-f347-1cc1-0cd8-7f79d33599cf"
         )
     }
 

@@ -1,4 +1,5 @@
 import CastDiscovery
+import CastTransport
 
 /// Which speaker groups each device belongs to, and which group a member plays in, worked out from what devices
 /// are doing (``DeviceActivity``, with the groups' ``DeviceActivity/groupMembers``). A member only says that it
@@ -15,7 +16,7 @@ public struct SpeakerGroupMembership: Sendable {
 
     /// The groups `deviceID` is a member of, by name.
     public func groups(containing deviceID: String) -> [DeviceActivity] {
-        let id = MultizoneMember.normalizedID(deviceID)
+        let id = CastDeviceID.normalized(deviceID)
         return groups.filter { group in group.groupMembers?.contains { $0.id == id } == true }
             .sorted { $0.device.friendlyName.lowercased() < $1.device.friendlyName.lowercased() }
     }

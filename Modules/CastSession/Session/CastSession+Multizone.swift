@@ -19,19 +19,16 @@ extension CastSession {
     @discardableResult
     public func requestMultizoneStatus() async throws -> MultizoneStatus {
         try requireConnected()
+        let status: MultizoneStatus
         do {
-            let status = try await MultizoneStatus.ask(connection, timeout: options.requestTimeout)
-            applyMultizone(.status(status))
-            return status
-        } catch let error as CastTransportError {
-            let code: CastSessionError.Code =
-                switch error.code {
-                case .requestTimedOut: .timedOut
-                case .invalidPayload: .invalidResponse
-                default: .connectionLost
-                }
-            throw CastSessionError(code, error.message, cause: error)
+            status = try await MultizoneStatus.ask(connection, timeout: options.requestTimeout)
+        } catch let error as CastTransportError where error.code == .invalidPayload {
+            throw CastSessionError(.invalidResponse, error.message, cause: error)
+        } catch {
+            throw SessionManager.sessionError(error)
         }
+        applyMultizone(.status(status))
+        return status
     }
 
     /// Sets one member's own volume, 0…1 (SET_DEVICE_VOLUME); the group's volume stays. Returns once the group
@@ -61,7 +58,7 @@ extension CastSession {
         confirmed: @escaping @Sendable (MultizoneMember) -> Bool
     ) async throws {
         try requireConnected()
-        let id = MultizoneMember.normalizedID(memberID)
+        let id = CastDeviceID.normalized(memberID)
         if let status = multizoneStatus, status.member(withID: id) == nil {
             throw CastSessionError(.invalidArgument, "\(memberID) is no member of \(device.friendlyName)")
         }
@@ -72,13 +69,13 @@ extension CastSession {
                 namespace: CastNamespace.multizone,
                 to: CastEndpoint.receiver,
                 payload: [
-                    "type": "SET_DEVICE_VOLUME", "deviceId": .string(MultizoneMember.hyphenated(id)),
+                    "type": "SET_DEVICE_VOLUME", "deviceId": .string(CastDeviceID.hyphenated(id)),
                     "volume": volume,
                 ],
                 timeout: options.requestTimeout
             )
-        } catch let error as CastTransportError {
-            throw CastSessionError(.connectionLost, error.message, cause: error)
+        } catch {
+            throw SessionManager.sessionError(error)
         }
         let deadline = ContinuousClock.now + options.requestTimeout
         let done = await withTaskGroup(of: Bool.self) { group in
