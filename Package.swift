@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "CastStyleConfig", targets: ["CastStyleConfig"]),
         .library(name: "CastMediaServer", targets: ["CastMediaServer"]),
         .library(name: "CastService", targets: ["CastService"]),
+        .library(name: "CastStreaming", targets: ["CastStreaming"]),
         .executable(name: "cast", targets: ["CastLauncher"]),
         .executable(name: "castd", targets: ["CastdLauncher"]),
         .executable(name: "cast-receiver", targets: ["CastReceiverLauncher"]),
@@ -62,6 +63,8 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
         ),
+        .systemLibrary(name: "CVPX", path: "Modules/CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
+        .systemLibrary(name: "COpus", path: "Modules/COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(
             name: "CMosquitto",
             path: "Modules/CMosquitto",
@@ -177,11 +180,31 @@ let package = Package(
             path: "Modules/CastMediaServer"
         ),
         .target(
+            name: "CastStreaming",
+            dependencies: [
+                "COpus",
+                "CVPX",
+                "CastLogging",
+                "CastMediaServer",
+                "CastSession",
+                "CastTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            path: "Modules/CastStreaming"
+        ),
+        .target(
             name: "CastReceiver",
             dependencies: [
+                "CastDiscovery",
                 "CastLogging",
                 "CastMedia",
                 "CastMediaServer",
+                "CastStreaming",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -406,6 +429,17 @@ let package = Package(
             name: "CastStyleConfigTests",
             dependencies: ["CastStyleConfig", "CastSession", "CastLogging", "CastDiscovery", "CastTransport"],
             path: "Tests/CastStyleConfigTests"
+        ),
+        .testTarget(
+            name: "CastStreamingTests",
+            dependencies: [
+                "CastReceiver",
+                "CastSession",
+                "CastStreaming",
+                "CastTransport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/CastStreamingTests"
         ),
         .testTarget(
             name: "CastMediaServerTests",

@@ -56,6 +56,8 @@ public enum CastLogCategory {
     public static let receiver = "CastReceiver"
     /// Media status as reported by the receiver.
     public static let receiverMedia = "CastReceiver.Media"
+    /// Cast Streaming (mirroring): OFFER/ANSWER, RTP/RTCP, capture and encoders.
+    public static let streaming = "CastStreaming"
     /// Command-line and app-level code built on the framework.
     public static let app = "CastApp"
 
@@ -67,6 +69,7 @@ public enum CastLogCategory {
         media, mediaQueue,
         styleConfig,
         receiver, receiverMedia,
+        streaming,
         app,
     ]
 }

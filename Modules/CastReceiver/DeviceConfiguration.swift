@@ -1,3 +1,4 @@
+import CastStreaming
 import CastTransport
 
 /// Everything that describes one emulated Cast device. Every value has a documented default.
@@ -59,6 +60,9 @@ public struct DeviceConfiguration: Sendable {
     public var maximumConnections: Int? = 64
     /// How long a TLS handshake may take. Defaults to 10 s.
     public var handshakeTimeout: Duration = .seconds(10)
+    /// How the mirroring apps receive Cast Streaming: codec preferences, simulated loss and jitter, a handler for
+    /// the frames. Defaults to the reference receiver's choices on a perfect network.
+    public var streaming = StreamingReceiverEndpoint.Options()
 
     /// A device with the defaults.
     public init() {}

@@ -11,6 +11,9 @@ public struct EmulatedApp: Sendable, Hashable {
         case androidTV
         /// Echoes every message on its custom namespaces back to the sender (text and binary).
         case echo
+        /// Cast Streaming's mirroring receiver: answers OFFERs on `urn:x-cast:com.google.cast.webrtc` and
+        /// receives the RTP streams (``DeviceConfiguration/streaming``).
+        case mirroring
         /// The idle screen.
         case idleScreen
         /// A speaker group member's part in the group's playback (leader or follower): launched by the group,
@@ -82,9 +85,28 @@ public struct EmulatedApp: Sendable, Hashable {
         EmulatedApp(id: id, displayName: "Echo", namespaces: namespaces, kind: .echo)
     }
 
+    /// Cast Streaming's mirroring app (`0F5096E8`, audio and video), as the reference receiver lists it.
+    public static let mirroring = EmulatedApp(
+        id: "0F5096E8",
+        displayName: "Chrome Mirroring",
+        namespaces: ["urn:x-cast:com.google.cast.webrtc", "urn:x-cast:com.google.cast.remoting"],
+        kind: .mirroring
+    )
+
+    /// Cast Streaming's audio-only mirroring app (`85CDB22F`), what speakers and groups run.
+    public static let audioMirroring = EmulatedApp(
+        id: "85CDB22F",
+        displayName: "Chrome Mirroring",
+        namespaces: ["urn:x-cast:com.google.cast.webrtc", "urn:x-cast:com.google.cast.remoting"],
+        kind: .mirroring
+    )
+
     /// The apps every emulated device knows unless configured otherwise: the Default Media Receiver, an
-    /// Android TV app (`A1B2C3D4`) and an echo app (`E0C40001` on `urn:x-cast:com.example.echo`).
-    public static let standardRegistry: [EmulatedApp] = [.defaultMediaReceiver, .androidTV(), .echo()]
+    /// Android TV app (`A1B2C3D4`), an echo app (`E0C40001` on `urn:x-cast:com.example.echo`) and the two
+    /// mirroring apps.
+    public static let standardRegistry: [EmulatedApp] = [
+        .defaultMediaReceiver, .androidTV(), .echo(), .mirroring, .audioMirroring,
+    ]
 
     /// Whether the app serves the media namespace.
     public var servesMedia: Bool { kind == .mediaReceiver || kind == .androidTV }

@@ -1,4 +1,6 @@
+import CastDiscovery
 import CastLogging
+import CastStreaming
 import CastTransport
 import Logging
 import NIOConcurrencyHelpers
@@ -35,6 +37,8 @@ public final class EmulatedDevice: Sendable {
         var transportID: String
         var launch: LaunchRecord?
         var player: MediaPlayer<Requester>?
+        /// The Cast Streaming receiver of a mirroring app, once an OFFER was answered.
+        var streaming: StreamingReceiverEndpoint?
     }
 
     struct State: Sendable {
@@ -531,6 +535,9 @@ public final class EmulatedDevice: Sendable {
             rescheduleMedia(state: &state, now: now)
             return resolve(deliveries, state: state)
         }
+        if state.running.app.kind == .mirroring, message.namespace == MirroringSession.namespace {
+            return handleStreaming(message, from: requester, connection: peer.connection, state: &state)
+        }
         if state.running.app.kind == .echo {
             return [
                 Outgoing(
@@ -694,5 +701,16 @@ public final class EmulatedDevice: Sendable {
             return resolve(deliveries, state: state)
         }
         deliver(outgoing)
+    }
+}
+
+extension EmulatedDevice {
+    /// This device as a sender would list it given only its address: a static entry with the device's id, name
+    /// and capabilities.
+    public var castDevice: CastDevice {
+        var device = CastDevice.staticDevice(host: host, port: port, name: configuration.friendlyName)
+        device.id = configuration.id
+        device.capabilities = DeviceCapabilities(rawValue: configuration.capabilities)
+        return device
     }
 }

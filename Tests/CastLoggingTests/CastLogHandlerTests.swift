@@ -124,7 +124,7 @@ struct CastLogHandlerTests {
 
     @Test("the category vocabulary is complete and unique")
     func categories() {
-        #expect(CastLogCategory.all.count == 16)
+        #expect(CastLogCategory.all.count == 17)
         #expect(Set(CastLogCategory.all).count == CastLogCategory.all.count)
         #expect(CastLogCategory.all.allSatisfy { $0.hasPrefix("Cast") })
     }

@@ -438,13 +438,3 @@ struct ServiceSpeakerGroupTests {
         }
     }
 }
-
-extension EmulatedDevice {
-    /// This device as a static entry with its own id.
-    fileprivate var castDevice: CastDevice {
-        var device = CastDevice.staticDevice(host: host, port: port, name: configuration.friendlyName)
-        device.id = configuration.id
-        device.capabilities = DeviceCapabilities(rawValue: configuration.capabilities)
-        return device
-    }
-}

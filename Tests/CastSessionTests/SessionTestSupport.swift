@@ -65,15 +65,6 @@ final class RecordingSleeper: Sendable {
     }
 }
 
-extension EmulatedDevice {
-    /// This device as a static CastDevice.
-    var castDevice: CastDevice {
-        var device = CastDevice.staticDevice(host: host, port: port, name: configuration.friendlyName)
-        device.id = configuration.id
-        return device
-    }
-}
-
 /// Runs `body` with two emulated devices called `first` and `second`, on a manual clock.
 func withTwoDevices(
     _ first: String,

@@ -72,7 +72,7 @@ public struct ExternalTool: Sendable, Hashable {
 
     /// The executable and arguments that run the tool so that it dies with this process, however this process
     /// ends (even SIGKILL): through util-linux's `setpriv --pdeathsig KILL` when it is installed.
-    func commandLine(_ arguments: [String]) -> (executable: String, arguments: [String]) {
+    package func commandLine(_ arguments: [String]) -> (executable: String, arguments: [String]) {
         guard let setpriv = Self.parentDeathWrapper else { return (path, arguments) }
         return (setpriv, ["--pdeathsig", "KILL", "--", path] + arguments)
     }

@@ -69,6 +69,29 @@ public enum SystemCrypto {
         return bytes
     }
 
+    /// `bytes` encrypted (or decrypted: it is the same operation) with AES-128 in counter mode.
+    ///
+    /// `initialCounter` is the first 16-byte counter block; each following block adds one to it as a big-endian
+    /// 128-bit integer (OpenSSL's `EVP_aes_128_ctr`), which is what Cast Streaming's frame encryption needs.
+    public static func aes128CTR(key: [UInt8], initialCounter: [UInt8], _ bytes: [UInt8]) -> [UInt8] {
+        precondition(key.count == 16 && initialCounter.count == 16, "AES-128-CTR needs a 16-byte key and counter")
+        guard !bytes.isEmpty else { return [] }
+        guard let context = EVP_CIPHER_CTX_new() else { preconditionFailure("EVP_CIPHER_CTX_new failed") }
+        defer { EVP_CIPHER_CTX_free(context) }
+        var output = [UInt8](repeating: 0, count: bytes.count + 16)
+        var written: Int32 = 0
+        var finished: Int32 = 0
+        let succeeded =
+            EVP_EncryptInit_ex(context, EVP_aes_128_ctr(), nil, key, initialCounter) == 1
+            && EVP_EncryptUpdate(context, &output, &written, bytes, Int32(bytes.count)) == 1
+            && output.withUnsafeMutableBufferPointer {
+                EVP_EncryptFinal_ex(context, $0.baseAddress! + Int(written), &finished) == 1
+            }
+        precondition(succeeded, "AES-128-CTR failed: \(OpenSSLErrorQueue.drain())")
+        output.removeLast(output.count - Int(written + finished))
+        return output
+    }
+
     /// Whether `a` and `b` are equal, in time that depends only on their lengths (for comparing secrets).
     public static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }

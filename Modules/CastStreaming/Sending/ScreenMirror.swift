@@ -1,0 +1,229 @@
+import CastLogging
+import CastSession
+import Logging
+import NIOConcurrencyHelpers
+
+/// Mirrors a capture to a receiver: ffmpeg captures, libvpx and libopus encode here (key frames the moment the
+/// receiver asks, bit rate adapted to its feedback), ``MirroringSession`` sends. What `cast screen` and
+/// `cast audio` run.
+public struct ScreenMirror: Sendable {
+    /// What to send.
+    public struct Options: Sendable {
+        /// The picture, or `nil` for sound only.
+        public var video: CaptureSource?
+        /// The sound, or `nil` for a silent picture.
+        public var audio: CaptureSource?
+        /// The picture's size. Defaults to 1280×720.
+        public var resolution = Resolution(width: 1280, height: 720)
+        /// Frames per second. Defaults to 30.
+        public var frameRate = 30
+        /// The highest video bit rate. Defaults to 5 Mbit/s, Chrome's.
+        public var maximumBitRate = 5_000_000
+        /// The lowest video bit rate adaptation may choose. Defaults to 300 kbit/s.
+        public var minimumBitRate = 300_000
+        /// The audio bit rate. Defaults to 128 kbit/s.
+        public var audioBitRate = 128_000
+        /// The target playout delay: how far behind capture the receiver plays. Defaults to 400 ms.
+        public var targetDelay: Duration = .milliseconds(400)
+        /// Video codec. Only `vp8` is encoded here so far.
+        public var videoCodec = "vp8"
+
+        /// The defaults: no source yet.
+        public init() {}
+    }
+
+    /// Figures for a status line, every half second.
+    public struct Progress: Sendable {
+        /// Video frames encoded per second over the last period.
+        public var framesPerSecond: Double
+        /// The video bit rate the encoder targets now.
+        public var targetBitRate: Int
+        /// Bits per second actually sent over the last period (all streams, retransmissions included).
+        public var sentBitRate: Double
+        public var video: StreamStatistics?
+        public var audio: StreamStatistics?
+    }
+
+    public let options: Options
+
+    /// A mirror with `options`.
+    public init(options: Options) {
+        self.options = options
+    }
+
+    /// The OFFER for ``options``: one video stream (VP8, PT 96, SSRC in 50001…100000) and/or one audio stream
+    /// (Opus, PT 127, SSRC in 1…50000), each with a fresh random key and IV mask.
+    public func offer() -> StreamingOffer {
+        var streams: [OfferedStream] = []
+        if options.audio != nil {
+            var audio = OfferedStream(
+                index: 0,
+                kind: .audio,
+                codecName: "opus",
+                payloadType: RTPPacket.audioPayloadType,
+                ssrc: .random(in: 1...50000),
+                rtpTimebase: 48000,
+                channels: 2,
+                targetDelay: options.targetDelay,
+                crypto: .random()
+            )
+            audio.bitRate = options.audioBitRate
+            streams.append(audio)
+        }
+        if options.video != nil {
+            var video = OfferedStream(
+                index: streams.count,
+                kind: .video,
+                codecName: options.videoCodec,
+                payloadType: RTPPacket.videoPayloadType,
+                ssrc: .random(in: 50001...100_000),
+                rtpTimebase: 90000,
+                channels: 1,
+                targetDelay: options.targetDelay,
+                crypto: .random()
+            )
+            video.maxFrameRate = "\(options.frameRate)"
+            video.maxBitRate = options.maximumBitRate
+            video.resolutions = [options.resolution]
+            streams.append(video)
+        }
+        return StreamingOffer(streams: streams)
+    }
+
+    /// Negotiates on `session` (which runs the mirroring app) and mirrors until the capture ends, the session
+    /// disconnects or the task is cancelled; `progress` gets figures every 500 ms.
+    ///
+    /// - Throws: ``CastStreamingError`` — the negotiation's errors, ``CastStreamingError/Code/captureFailed``,
+    ///   ``CastStreamingError/Code/toolMissing``, ``CastStreamingError/Code/encoderFailed``,
+    ///   ``CastStreamingError/Code/sessionEnded``.
+    public func run(
+        on session: CastSession,
+        logger: Logger = .castDisabled,
+        progress: @escaping @Sendable (Progress) -> Void = { _ in }
+    ) async throws {
+        let mirroring = try await MirroringSession.start(on: session, offer: offer(), logger: logger)
+        do {
+            try await stream(through: mirroring, session: session, progress: progress)
+        } catch {
+            await mirroring.close()
+            throw error
+        }
+        await mirroring.close()
+    }
+
+    /// Streams the capture through an already negotiated session.
+    public func stream(
+        through mirroring: MirroringSession,
+        session: CastSession? = nil,
+        progress: @escaping @Sendable (Progress) -> Void = { _ in }
+    ) async throws {
+        let videoCapture = try mirroring.stream(.video).flatMap { _ in options.video }.map {
+            try RawCapture.video($0, resolution: options.resolution, frameRate: options.frameRate)
+        }
+        let audioCapture = try mirroring.stream(.audio).flatMap { _ in options.audio }.map { try RawCapture.audio($0) }
+        let limit =
+            mirroring.answer.maximumVideoBitRate.map { min($0, options.maximumBitRate) } ?? options.maximumBitRate
+        let controller = NIOLockedValueBox(
+            BitrateController(minimum: options.minimumBitRate, maximum: limit, start: min(limit, 2_500_000))
+        )
+        let encodedFrames = NIOLockedValueBox(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let videoCapture {
+                let encoder = try VP8Encoder(
+                    resolution: options.resolution,
+                    frameRate: options.frameRate,
+                    bitRate: controller.withLockedValue { $0.current }
+                )
+                let box = EncoderBox(encoder)
+                group.addTask {
+                    try await videoCapture.run { frame in
+                        let rtp = Int64((frame.arrival.monotonic.inSeconds * 90000).rounded())
+                        let encoder = box.encoder
+                        encoder.setBitRate(controller.withLockedValue { $0.current })
+                        guard
+                            let encoded = try encoder.encode(
+                                i420: frame.bytes,
+                                timestamp: rtp,
+                                duration: 90000 / options.frameRate,
+                                keyFrame: mirroring.wantsKeyFrame(on: .video)
+                            )
+                        else { return }
+                        encodedFrames.withLockedValue { $0 += 1 }
+                        let output = EncodedFrame(
+                            data: encoded.data,
+                            isKeyFrame: encoded.isKeyFrame,
+                            captureTime: frame.arrival.monotonic
+                        )
+                        // A refused frame is dropped; the sender then asks for a key frame.
+                        try? mirroring.send(output, on: .video)
+                    }
+                }
+            }
+            if let audioCapture {
+                let encoder = try OpusEncoder(bitRate: options.audioBitRate)
+                let box = OpusBox(encoder)
+                let samples = NIOLockedValueBox<Int64>(0)
+                group.addTask {
+                    try await audioCapture.run { frame in
+                        let pcm = frame.bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+                        let packet = try box.encoder.encode(pcm)
+                        let rtp = samples.withLockedValue { count -> Int64 in
+                            defer { count += 480 }
+                            return count
+                        }
+                        let output = EncodedFrame(
+                            data: packet,
+                            isKeyFrame: true,
+                            captureTime: frame.arrival.monotonic,
+                            rtpTimestamp: rtp
+                        )
+                        try? mirroring.send(output, on: .audio)
+                    }
+                }
+            }
+            group.addTask {
+                var lastBytes = 0
+                var lastFrames = 0
+                while !Task.isCancelled {
+                    try await Task.sleep(for: .milliseconds(500))
+                    if let session, session.connectionState == .disconnected {
+                        throw CastStreamingError(.sessionEnded, "the mirroring session ended")
+                    }
+                    let statistics = mirroring.statistics
+                    let bitRate = statistics[.video].map { video in
+                        controller.withLockedValue { $0.update(with: video) }
+                    }
+                    let bytes = statistics.values.reduce(0) { $0 + $1.bytesSent }
+                    let frames = encodedFrames.withLockedValue { $0 }
+                    progress(
+                        Progress(
+                            framesPerSecond: Double(frames - lastFrames) * 2,
+                            targetBitRate: bitRate ?? 0,
+                            sentBitRate: Double(bytes - lastBytes) * 16,
+                            video: statistics[.video],
+                            audio: statistics[.audio]
+                        )
+                    )
+                    lastBytes = bytes
+                    lastFrames = frames
+                }
+            }
+            // The first capture to end (a file played out) ends the mirror.
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// Hands an encoder to the one task that uses it.
+private final class EncoderBox: @unchecked Sendable {
+    // @unchecked: only the capture task touches the encoder, one frame at a time.
+    let encoder: VP8Encoder
+    init(_ encoder: VP8Encoder) { self.encoder = encoder }
+}
+
+private final class OpusBox: @unchecked Sendable {
+    // @unchecked: only the capture task touches the encoder, one frame at a time.
+    let encoder: OpusEncoder
+    init(_ encoder: OpusEncoder) { self.encoder = encoder }
+}

@@ -1,0 +1,128 @@
+import CastReceiver
+import CastSession
+import CastStreaming
+import CastTransport
+import Foundation
+import Testing
+
+/// A sender and the emulator's Cast Streaming receiver over real UDP on loopback: negotiation, frames pushed by a
+/// program, and ffmpeg's test pattern mirrored through the encoders, on a clean and on a lossy network.
+@Suite struct MirroringEndToEndTests {
+    typealias Arrival = (kind: OfferedStream.Kind, frame: ReceivedFrame)
+
+    /// Starts the emulator (with `configure`d streaming options), a session on the mirroring app, and runs `body`
+    /// with the session, the device and the stream of frames the receiver completes.
+    private func withMirroringSession(
+        _ configure: (inout StreamingReceiverEndpoint.Options) -> Void = { _ in },
+        _ body: (CastSession, EmulatedDevice, AsyncStream<Arrival>) async throws -> Void
+    ) async throws {
+        let (arrivals, continuation) = AsyncStream<Arrival>.makeStream()
+        var configuration = DeviceConfiguration(friendlyName: "Mirroring TV", port: 0)
+        configure(&configuration.streaming)
+        configuration.streaming.frameHandler = { kind, frame in continuation.yield((kind, frame)) }
+        var options = CastOptions(receiverApplicationID: MirroringSession.applicationID)
+        options.stateDirectory =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "cast-streaming-tests-\(UUID().uuidString)"
+            ).path
+        options.heartbeat.pingInterval = nil
+        options.requestTimeout = .seconds(60)
+        try await withCastReceiverEmulator(devices: [configuration]) { emulator in
+            let context = CastContext(options: options)
+            let session = try await context.sessionManager.startSession(with: emulator.devices[0].castDevice)
+            defer { try? FileManager.default.removeItem(atPath: options.stateDirectory!) }
+            do {
+                try await body(session, emulator.devices[0], arrivals)
+            } catch {
+                await context.sessionManager.endSession(stopCasting: true)
+                throw error
+            }
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    private func offer(video: Bool = true, audio: Bool = true) -> StreamingOffer {
+        var options = ScreenMirror.Options()
+        options.video = video ? .testPattern() : nil
+        options.audio = audio ? .testPattern() : nil
+        return ScreenMirror(options: options).offer()
+    }
+
+    @Test func negotiatesAndCarriesPushedFramesIntact() async throws {
+        try await withMirroringSession { session, device, arrivals in
+            let mirroring = try await MirroringSession.start(on: session, offer: offer(), answerTimeout: .seconds(30))
+            #expect(Set(mirroring.streams.map(\.kind)) == [.audio, .video])
+            #expect(device.streamingEndpoint?.answer == mirroring.answer)
+            var iterator = arrivals.makeAsyncIterator()
+            let start = StreamingMoment.now().monotonic
+            for index in 0..<30 {
+                // Sizes from one packet to nine, each frame's bytes its own.
+                let data = (0..<(index * 457 + 1)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+                let frame = EncodedFrame(
+                    data: data,
+                    isKeyFrame: index % 10 == 0,
+                    captureTime: start + .milliseconds(Int64(index) * 33)
+                )
+                try mirroring.send(frame, on: .video)
+                let arrival = try #require(await iterator.next())
+                #expect(arrival.kind == .video && arrival.frame.frameID == Int64(index))
+                #expect(arrival.frame.data == data && arrival.frame.isKeyFrame == (index % 10 == 0))
+            }
+            let received = try #require(device.streamingEndpoint?.statistics[.video])
+            #expect(received.framesCompleted == 30 && received.keyFrames == 3 && received.framesLate == 0)
+            #expect(received.senderReports >= 1)
+            await mirroring.close()
+        }
+    }
+
+    @Test func refusedOfferIsATypedError() async throws {
+        try await withMirroringSession({
+            $0.videoCodecs = ["av1"]; $0.audioCodecs = []
+        }) { session, _, _ in
+            await #expect {
+                try await MirroringSession.start(on: session, offer: offer(), answerTimeout: .seconds(30))
+            } throws: {
+                ($0 as? CastStreamingError)?.code == .offerRejected
+            }
+        }
+    }
+
+    /// ffmpeg's moving test pattern and tone, encoded here (VP8, Opus) and mirrored until two seconds of video
+    /// have been received; with `loss`, the receiver drops that share of RTP packets and NACKs them.
+    @Test(arguments: [0.0, 0.05])
+    func testPatternIsMirroredAndDecodable(loss: Double) async throws {
+        try await withMirroringSession({ $0.lossRate = loss }) { session, device, arrivals in
+            var options = ScreenMirror.Options()
+            options.video = .testPattern(resolution: Resolution(width: 640, height: 360))
+            options.audio = .testPattern(resolution: Resolution(width: 640, height: 360))
+            options.resolution = Resolution(width: 640, height: 360)
+            let mirror = ScreenMirror(options: options)
+            let running = Task { try await mirror.run(on: session) }
+            var video: [ReceivedFrame] = []
+            var audioFrames = 0
+            for await arrival in arrivals {
+                if arrival.kind == .video { video.append(arrival.frame) } else { audioFrames += 1 }
+                if video.count >= 60 { break }
+            }
+            running.cancel()
+            _ = await running.result
+            let first = try #require(video.first)
+            #expect(first.isKeyFrame)
+            // A VP8 key frame: a 3-byte frame tag, then the start code 9d 01 2a, then the size.
+            #expect(Array(first.data[3..<6]) == [0x9d, 0x01, 0x2a])
+            let width = Int(first.data[6]) | Int(first.data[7] & 0x3f) << 8
+            #expect(width == 640)
+            #expect(audioFrames > 50)
+            let statistics = try #require(device.streamingEndpoint?.statistics[.video])
+            #expect(statistics.delayPercentile(0.5).map { $0 < 250 } == true)
+            if loss > 0 {
+                #expect(device.streamingEndpoint!.dropped.simulated > 0)
+                #expect(statistics.packetsRecovered > 0)
+            }
+            // Every frame either completed or was dropped as late: the frame ids have no holes.
+            let ids = video.map(\.frameID)
+            #expect(ids == ids.sorted())
+            #expect(Int64(statistics.framesCompleted + statistics.framesLate) >= ids.last! + 1)
+        }
+    }
+}
