@@ -2,6 +2,7 @@ import ArgumentParser
 import CastDiscovery
 import CastLogging
 import CastReceiver
+import CastStreaming
 import CastTransport
 import CastVersion
 import Dispatch
@@ -137,6 +138,14 @@ struct CastReceiverCommand: AsyncParsableCommand {
     var loseReplyTo: String?
     @Option(help: "Fault: end at most K connections with --close-after/--drop-on/--lose-reply-to, then behave.")
     var dropLimit: Int?
+    @Option(help: "Cast Streaming: drop this share (0–1) of the RTP packets received, as a lossy network would.")
+    var streamLoss = 0.0
+    @Option(help: "Cast Streaming: delay each RTP packet by up to this many milliseconds (reorders them too).")
+    var streamJitter = 0.0
+    @Option(help: "Cast Streaming: write the receivers' statistics as JSON to this file (every second and at exit).")
+    var streamStats: String?
+    @Option(help: "Cast Streaming: write the video received to this IVF file (ffmpeg reads it).")
+    var streamRecord: String?
 
     func validate() throws {
         guard devices >= 1 else { throw ValidationError("--devices must be at least 1") }
@@ -145,6 +154,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
             throw ValidationError("--idle-timeout and --handshake-timeout must be positive")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        guard (0...1).contains(streamLoss), streamJitter >= 0 else {
+            throw ValidationError("--stream-loss must be 0…1 and --stream-jitter not negative")
+        }
         if let eurekaPort, !(0...65535).contains(eurekaPort) {
             throw ValidationError("--eureka-port must be 0…65535")
         }
@@ -197,7 +209,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
         faults.losesReplyTo = loseReplyTo
         faults.dropLimit = dropLimit
 
-        var apps: [EmulatedApp] = [.defaultMediaReceiver, .androidTV(id: androidTVAppID), .echo()]
+        var apps: [EmulatedApp] = [
+            .defaultMediaReceiver, .androidTV(id: androidTVAppID), .echo(), .mirroring, .audioMirroring,
+        ]
         for item in echoApp {
             let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
             apps.append(.echo(id: parts[0], namespaces: [parts[1]]))
@@ -208,6 +222,13 @@ struct CastReceiverCommand: AsyncParsableCommand {
         }
         let auth = try deviceAuth ? makeDeviceAuth() : nil
         let preroll = try prerollAd.map(Self.parsePreroll)
+        var streaming = StreamingReceiverEndpoint.Options()
+        streaming.lossRate = streamLoss
+        streaming.jitter = .microseconds(Int64(streamJitter * 1000))
+        if let streamRecord {
+            let recorder = try StreamRecorder(path: streamRecord)
+            streaming.frameHandler = { recorder.record($0, $1) }
+        }
 
         // What every device (and the group's endpoint) shares.
         let behave = { (configuration: inout DeviceConfiguration) in
@@ -222,6 +243,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
             configuration.maximumConnections = maxConnections
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
             configuration.handshakeTimeout = .milliseconds(Int64(handshakeTimeout * 1000))
+            configuration.streaming = streaming
         }
         let configurations = CastReceiverEmulator.configurations(
             count: devices,
@@ -280,8 +302,18 @@ struct CastReceiverCommand: AsyncParsableCommand {
         let moveSignal = emulator.group.map { Self.movesLeaderOnSIGUSR1($0, publisher: publisher) }
         defer { moveSignal?.cancel() }
         let termination = TerminationSignal()
+        let statistics = streamStats.map { path in
+            Task {
+                while !Task.isCancelled {
+                    Self.writeStreamingStatistics(of: emulator.devices, to: path)
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+        }
         say("cast-receiver: ready (Ctrl-C to stop)")
         let signal = await termination.wait()
+        statistics?.cancel()
+        if let streamStats { Self.writeStreamingStatistics(of: emulator.devices, to: streamStats) }
         say("cast-receiver: \(signal == SIGINT ? "SIGINT" : "SIGTERM"), shutting down")
         if let publisher {
             let count = publisher.publishedIDs.count
@@ -289,6 +321,21 @@ struct CastReceiverCommand: AsyncParsableCommand {
             say("cast-receiver: withdrew \(count) mDNS advertisement\(count == 1 ? "" : "s")")
         }
         await emulator.stop()
+    }
+
+    /// What each device's mirroring receiver has received so far, by device id (devices not mirroring are left
+    /// out). The file is replaced whole, so a reader never sees half of it.
+    private static func writeStreamingStatistics(of devices: [EmulatedDevice], to path: String) {
+        var object: [String: JSONValue] = [:]
+        for device in devices {
+            guard let endpoint = device.streamingEndpoint else { continue }
+            var streams: [String: JSONValue] = ["simulatedLoss": .number(Double(endpoint.dropped.simulated))]
+            for (kind, statistics) in endpoint.statistics {
+                streams[kind == .video ? "video" : "audio"] = statistics.json
+            }
+            object[device.configuration.id] = .object(streams)
+        }
+        LocalFiles.writeAtomically(Array((JSONValue.object(object).jsonString + "\n").utf8), to: path)
     }
 
     /// Advertises every device through avahi-daemon and waits until they are established (mDNS probing takes about

@@ -33,7 +33,7 @@ struct CastCommand: AsyncParsableCommand {
             PrevCommand.self, SkipAdCommand.self,
             QueueCommand.self, TracksCommand.self,
             LaunchCommand.self, AppCommand.self, LeaveCommand.self, SendCommand.self, ListenCommand.self,
-            RemoteCommand.self, ConfigCommand.self, DemoCommand.self,
+            RemoteCommand.self, ScreenCommand.self, AudioCommand.self, ConfigCommand.self, DemoCommand.self,
         ]
     )
 
@@ -66,5 +66,10 @@ struct CastCommand: AsyncParsableCommand {
 enum FileHandleOutput {
     static func standardError(_ text: String) {
         LocalFiles.write(text.hasSuffix("\n") ? text : text + "\n", to: 2)
+    }
+
+    /// Rewrites the terminal's current line on standard error (a live status line).
+    static func standardErrorInPlace(_ text: String) {
+        LocalFiles.write("\r\u{1B}[2K" + text, to: 2)
     }
 }

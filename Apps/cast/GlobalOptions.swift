@@ -5,6 +5,7 @@ import CastLogging
 import CastMedia
 import CastMediaServer
 import CastSession
+import CastStreaming
 import CastStyleConfig
 import CastTransport
 import Foundation
@@ -208,6 +209,12 @@ struct CLIRuntime: Sendable {
                 case .toolMissing: return (CastExit.failed, "missing-tool")
                 case .notShareable, .invalidSubtitles, .invalidPlaylist: return (CastExit.usage, "usage")
                 default: return (CastExit.failed, "media")
+                }
+            case let error as CastStreamingError:
+                switch error.code {
+                case .toolMissing: return (CastExit.failed, "missing-tool")
+                case .answerTimedOut: return (CastExit.timedOut, "timeout")
+                default: return (CastExit.failed, "streaming")
                 }
             case let error as CLIError:
                 return (error.exit, error.kind)

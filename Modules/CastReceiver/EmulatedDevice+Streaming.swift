@@ -4,8 +4,11 @@ import CastTransport
 /// The mirroring apps' control messages: OFFER → ANSWER (the reference receiver's choices, a fresh UDP port),
 /// a new OFFER renegotiates, GET_CAPABILITIES says what it decodes and that it does no remoting.
 extension EmulatedDevice {
-    /// The Cast Streaming receiver of the running mirroring app, once it answered an OFFER.
-    public var streamingEndpoint: StreamingReceiverEndpoint? { state.withLockedValue { $0.running.streaming } }
+    /// The Cast Streaming receiver of the running mirroring app once it answered an OFFER, else the last one
+    /// (closed, its statistics final).
+    public var streamingEndpoint: StreamingReceiverEndpoint? {
+        state.withLockedValue { $0.running.streaming ?? $0.lastStreaming }
+    }
 
     /// Error codes the reference receiver sends (10000 + its error enum).
     private enum StreamingErrorCode {
@@ -100,6 +103,7 @@ extension EmulatedDevice {
                 let current = state.withLockedValue { state -> Bool in
                     guard state.running.sessionID == sessionID else { return false }
                     state.running.streaming = endpoint
+                    state.lastStreaming = endpoint
                     return true
                 }
                 guard current else {

@@ -67,6 +67,8 @@ public final class EmulatedDevice: Sendable {
         var deviceAuthChallenges = 0
         /// The HTTP API (`eureka_info`) while listening.
         var eureka: EurekaServer?
+        /// The most recent mirroring receiver, kept after its app stops so its statistics stay readable.
+        var lastStreaming: StreamingReceiverEndpoint?
     }
 
     /// One message to put on the wire.

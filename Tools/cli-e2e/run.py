@@ -750,6 +750,92 @@ def through_castd():
     print(f"  figure: cast pause (median of 5 runs): {direct:.0f} ms direct, {through:.0f} ms through castd", flush=True)
 
 
+def start_pattern_window():
+    """A headless X server (Xvfb) showing ffmpeg's moving test pattern in a 1280x720 window called 'Pattern'."""
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    receivers.append(xvfb)
+    display = ":" + xvfb.stdout.readline().strip()
+    player = subprocess.Popen(["ffplay", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30",
+                               "-window_title", "Pattern", "-noborder", "-left", "0", "-top", "0"],
+                              env=dict(ENV, DISPLAY=display, SDL_AUDIODRIVER="dummy"),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    receivers.append(player)
+    shown = wait_until(lambda: subprocess.run(["xwininfo", "-display", display, "-name", "Pattern"],
+                                              capture_output=True).returncode == 0)
+    return display if shown else None
+
+
+def stream_statistics(path):
+    """The one device's Cast Streaming statistics from cast-receiver's --stream-stats file."""
+    try:
+        with open(path) as file:
+            devices = json.load(file)
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return next(iter(devices.values()), {})
+
+
+def mirroring():
+    """`cast screen` mirrors a window of a headless X server at 720p30 for 20 s: the receiver completes 95 % of
+    the frames on time, and its recording decodes at the window's size; at 5 % packet loss every frame is
+    completed (NACK, retransmission) or dropped as late; `cast audio` sends a tone to the audio-only app."""
+    if not all(shutil.which(tool) for tool in ("Xvfb", "ffplay", "xwininfo", "ffprobe")):
+        check("mirroring: Xvfb, ffplay, xwininfo and ffprobe are installed (Tools/setup.sh test)", False)
+        return
+    display = start_pattern_window()
+    check("mirroring: a test-pattern window under Xvfb", display is not None)
+    if display is None:
+        return
+    work = tempfile.mkdtemp(prefix="cast-mirroring-", dir=STATE)
+    stats, recording = os.path.join(work, "stats.json"), os.path.join(work, "received.ivf")
+    port = start_receiver("--stream-stats", stats, "--stream-record", recording)
+    code, payload, output = cast("screen", "--host", f"127.0.0.1:{port}", "--window", "Pattern", "--display", display,
+                                 "--duration", "20", "--json", timeout=90)
+    sent = ((payload or {}).get("video") or {}).get("framesSent", 0)
+    check("screen --window for 20 s exits 0 with statistics", code == 0 and sent > 0, output)
+    check("screen: at least 25 frames per second captured and sent", sent >= 500, f"{sent} frames")
+    wait_until(lambda: stream_statistics(stats).get("video", {}).get("framesCompleted", 0) >= sent)
+    video = stream_statistics(stats).get("video", {})
+    completed, late = video.get("framesCompleted", 0), video.get("framesLate", 0)
+    check("screen: >= 95 % of the frames complete on time", sent > 0 and completed >= 0.95 * sent and late <= 0.05 * sent,
+          f"{completed} completed, {late} late of {sent}")
+    print(f"     capture-to-receipt delay p50 {video.get('delayP50')} ms, p99 {video.get('delayP99')} ms", flush=True)
+    probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-show_entries",
+                            "stream=width,height,nb_read_frames", "-of", "json", recording], capture_output=True, text=True)
+    streams = (json.loads(probe.stdout or "{}").get("streams") or [{}])
+    decoded = streams[0]
+    check("screen: the received video decodes at 1280x720 with about the frames sent",
+          decoded.get("width") == 1280 and decoded.get("height") == 720
+          and int(decoded.get("nb_read_frames", 0)) >= 0.95 * completed, decoded)
+
+    lossy_stats = os.path.join(work, "lossy.json")
+    lossy = start_receiver("--stream-stats", lossy_stats, "--stream-loss", "0.05")
+    code, payload, output = cast("screen", "--host", f"127.0.0.1:{lossy}", "--window", "Pattern", "--display", display,
+                                 "--duration", "8", "--json", timeout=60)
+    sent = ((payload or {}).get("video") or {}).get("framesSent", 0)
+    resent = ((payload or {}).get("video") or {}).get("packetsRetransmitted", 0)
+    wait_until(lambda: sum(stream_statistics(lossy_stats).get("video", {}).get(key, 0)
+                           for key in ("framesCompleted", "framesLate")) >= sent)
+    statistics = stream_statistics(lossy_stats)
+    video = statistics.get("video", {})
+    accounted = video.get("framesCompleted", 0) + video.get("framesLate", 0)
+    check("screen at 5 % loss: packets lost, NACKed and resent", code == 0 and statistics.get("simulatedLoss", 0) > 0
+          and video.get("packetsRecovered", 0) > 0 and resent > 0, (statistics, output))
+    check("screen at 5 % loss: every frame completed or dropped as late, none lost silently",
+          sent > 0 and accounted >= sent, f"{accounted} accounted of {sent}")
+
+    audio_stats = os.path.join(work, "audio.json")
+    speaker = start_receiver("--stream-stats", audio_stats, "--name", "Kitchen speaker")
+    code, payload, output = cast("audio", "--host", f"127.0.0.1:{speaker}", "--input", "test", "--duration", "3",
+                                 "--json", timeout=60)
+    frames = ((payload or {}).get("audio") or {}).get("framesSent", 0)
+    wait_until(lambda: stream_statistics(audio_stats).get("audio", {}).get("framesCompleted", 0) >= frames)
+    received = stream_statistics(audio_stats).get("audio", {}).get("framesCompleted", 0)
+    check("audio --input test: Opus frames (10 ms each) all received", code == 0 and frames >= 200 and received >= frames,
+          f"{received} of {frames}; {output}")
+
+
 def main():
     for binary in (CAST, RECEIVER, CASTD):
         if not os.path.exists(binary):
@@ -772,6 +858,7 @@ def main():
         page_urls()
         through_castd()
         device_auth()
+        mirroring()
     finally:
         for process in receivers:
             process.terminate()

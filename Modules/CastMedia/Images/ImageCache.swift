@@ -87,16 +87,7 @@ public final class ImageCache: Sendable {
 
     private func store(_ bytes: [UInt8], for url: String) {
         guard bytes.count <= maximumBytes, LocalFiles.makeDirectories(directory) else { return }
-        let path = self.path(for: url)
-        let temporary = path + ".tmp-\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return }
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        close(descriptor)
-        guard written == bytes.count, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return
-        }
+        guard LocalFiles.writeAtomically(bytes, to: path(for: url)) else { return }
         evict()
     }
 

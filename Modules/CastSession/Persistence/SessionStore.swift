@@ -102,17 +102,8 @@ struct SessionStore: Sendable {
         var json = session.json
         json["savedAt"] = .number(Self.wallClockSeconds())
         let path = path(forDevice: session.deviceID)
-        let temporary = path + ".tmp-\(getpid())"
-        let bytes = Array((json.jsonString + "\n").utf8)
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw failure("cannot write \(temporary)") }
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        let synced = fsync(descriptor)
-        close(descriptor)
-        guard written == bytes.count, synced == 0, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw failure("cannot store the session in \(path)")
-        }
+        guard LocalFiles.writeAtomically(Array((json.jsonString + "\n").utf8), to: path, mode: 0o600, synced: true)
+        else { throw failure("cannot store the session in \(path)") }
     }
 
     /// The most recently saved session.

@@ -69,17 +69,31 @@ struct RawCapture: Sendable {
                 output: .sequence,
                 error: .string(limit: 64 << 10)
             ) { execution in
-                var pending: [UInt8] = []
-                pending.reserveCapacity(frameSize * 2)
+                // Each chunk is copied once, straight into the frame it belongs to.
+                var frame = [UInt8](repeating: 0, count: frameSize)
+                var filled = 0
                 for try await buffer in execution.standardOutput {
-                    buffer.withUnsafeBytes { pending.append(contentsOf: $0) }
-                    var start = 0
-                    while pending.count - start >= frameSize {
-                        let frame = Array(pending[start..<start + frameSize])
-                        start += frameSize
-                        try await body(Frame(bytes: frame, arrival: .now()))
+                    var completed: [[UInt8]] = []
+                    buffer.withUnsafeBytes { chunk in
+                        var offset = 0
+                        while offset < chunk.count {
+                            let count = min(frameSize - filled, chunk.count - offset)
+                            frame.withUnsafeMutableBytes {
+                                $0.baseAddress!.advanced(by: filled).copyMemory(
+                                    from: chunk.baseAddress!.advanced(by: offset),
+                                    byteCount: count
+                                )
+                            }
+                            filled += count
+                            offset += count
+                            if filled == frameSize {
+                                completed.append(frame)
+                                filled = 0
+                            }
+                        }
                     }
-                    if start > 0 { pending.removeFirst(start) }
+                    let arrival = StreamingMoment.now()
+                    for bytes in completed { try await body(Frame(bytes: bytes, arrival: arrival)) }
                 }
             }
         } catch let error as CastStreamingError {

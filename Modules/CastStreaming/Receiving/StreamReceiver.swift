@@ -1,3 +1,5 @@
+import CastTransport
+
 /// A frame the receiver completed, decrypted, in frame-id order.
 public struct ReceivedFrame: Sendable {
     public var frameID: Int64
@@ -299,5 +301,25 @@ public struct ReceiverStatistics: Sendable, Hashable {
             if seen >= target { return Double(index + 1) }
         }
         return delayMaximumMilliseconds
+    }
+}
+
+extension ReceiverStatistics {
+    /// The figures as JSON (delays in milliseconds), for statistics files and tests driving `cast-receiver`.
+    public var json: JSONValue {
+        [
+            "packetsReceived": .number(Double(packetsReceived)),
+            "packetsIgnored": .number(Double(packetsIgnored)),
+            "duplicatePackets": .number(Double(duplicatePackets)),
+            "packetsRecovered": .number(Double(packetsRecovered)),
+            "framesCompleted": .number(Double(framesCompleted)),
+            "keyFrames": .number(Double(keyFrames)),
+            "framesLate": .number(Double(framesLate)),
+            "senderReports": .number(Double(senderReports)),
+            "negativeAcknowledgements": .number(Double(negativeAcknowledgements)),
+            "delayP50": delayPercentile(0.5).map { .number($0) } ?? .null,
+            "delayP99": delayPercentile(0.99).map { .number($0) } ?? .null,
+            "delayMax": delayCount > 0 ? .number(delayMaximumMilliseconds.rounded()) : .null,
+        ]
     }
 }

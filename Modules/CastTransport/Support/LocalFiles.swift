@@ -35,6 +35,25 @@ package enum LocalFiles {
         return true
     }
 
+    /// Replaces `path` whole: writes a temporary file beside it, then renames it over `path`, so a reader sees the
+    /// old content or the new, never half; `synced` also flushes it to disk first. `false` when any step fails.
+    @discardableResult
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, synced: Bool = false)
+        -> Bool
+    {
+        let temporary = path + ".tmp-\(getpid())"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard descriptor >= 0 else { return false }
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        let flushed = synced ? fsync(descriptor) == 0 : true
+        close(descriptor)
+        guard written == bytes.count, flushed, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return false
+        }
+        return true
+    }
+
     /// Writes `text` to a descriptor at once (unbuffered), e.g. standard output for lines scripts wait for.
     package static func write(_ text: String, to descriptor: Int32) {
         let bytes = Array(text.utf8)

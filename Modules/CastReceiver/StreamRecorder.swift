@@ -1,0 +1,72 @@
+import CastStreaming
+import CastTransport
+import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes the video a mirroring session receives to an IVF file (VP8 frames, 90 kHz timestamps), so that ffmpeg
+/// can decode and inspect it (`cast-receiver --stream-record`). Frames before the first key frame are skipped: the
+/// file's size comes from the key frame's header.
+public final class StreamRecorder: Sendable {
+    private struct State: Sendable {
+        var descriptor: Int32
+        var frames: UInt32 = 0
+        var firstTimestamp: UInt32?
+    }
+
+    private let state: NIOLockedValueBox<State>
+
+    /// Creates (or truncates) `path`.
+    ///
+    /// - Throws: ``CastReceiverError`` with ``CastReceiverError/Code/invalidConfiguration`` when it cannot be
+    ///   created.
+    public init(path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw CastReceiverError(.invalidConfiguration, "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        state = NIOLockedValueBox(State(descriptor: descriptor))
+    }
+
+    deinit { state.withLockedValue { _ = close($0.descriptor) } }
+
+    /// Appends a received frame of `kind` (audio is not recorded).
+    public func record(_ kind: OfferedStream.Kind, _ frame: ReceivedFrame) {
+        guard kind == .video else { return }
+        state.withLockedValue { state in
+            if state.firstTimestamp == nil {
+                // A VP8 key frame: 3-byte tag, 9d 01 2a, then 14-bit width and height.
+                guard frame.isKeyFrame, frame.data.count >= 10, frame.data[3...5] == [0x9d, 0x01, 0x2a] else { return }
+                let width = UInt16(frame.data[6]) | UInt16(frame.data[7] & 0x3F) << 8
+                let height = UInt16(frame.data[8]) | UInt16(frame.data[9] & 0x3F) << 8
+                var header = Array("DKIF".utf8)
+                header += littleEndian(UInt16(0)) + littleEndian(UInt16(32)) + Array("VP80".utf8)
+                header += littleEndian(width) + littleEndian(height)
+                header += littleEndian(UInt32(90000)) + littleEndian(UInt32(1)) + littleEndian(UInt32(0))
+                header += littleEndian(UInt32(0))
+                write(header, to: state.descriptor)
+                state.firstTimestamp = frame.rtpTimestamp
+            }
+            let pts = UInt64(frame.rtpTimestamp &- state.firstTimestamp!)
+            write(littleEndian(UInt32(frame.data.count)) + littleEndian(pts) + frame.data, to: state.descriptor)
+            state.frames += 1
+        }
+    }
+
+    private func write(_ bytes: [UInt8], to descriptor: Int32) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
+    }
+
+    private func littleEndian<Value: FixedWidthInteger>(_ value: Value) -> [UInt8] {
+        withUnsafeBytes(of: value.littleEndian) { Array($0) }
+    }
+}
