@@ -347,8 +347,8 @@ let package = Package(
         .executableTarget(
             name: "cast-fuzz",
             dependencies: [
-                "CastDiscovery", "CastMedia", "CastMediaServer", "CastReceiver", "CastSession", "CastStyleConfig",
-                "CastTransport",
+                "CastDiscovery", "CastMedia", "CastMediaServer", "CastReceiver", "CastSession", "CastStreaming",
+                "CastStyleConfig", "CastTransport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

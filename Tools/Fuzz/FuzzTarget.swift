@@ -61,6 +61,17 @@ struct FuzzTarget: Sendable {
                 summary: "MediaSniffer.sniff and MediaDuration for MP4, Matroska, WAV, FLAC and HLS",
                 run: MediaServerFuzz.mediaFile
             ),
+            FuzzTarget(name: "rtp", summary: "a Cast Streaming RTP packet, re-serialized", run: StreamingFuzz.rtp),
+            FuzzTarget(
+                name: "rtcp",
+                summary: "a Cast Streaming RTCP compound (SR, RR, XR, PLI, Cast feedback), rebuilt",
+                run: StreamingFuzz.rtcp
+            ),
+            FuzzTarget(
+                name: "streaming-control",
+                summary: "an OFFER (streams chosen) or an ANSWER on the webrtc namespace",
+                run: StreamingFuzz.controlMessage
+            ),
         ] + internalTargets
 
     /// The target called `name`.
@@ -104,6 +115,11 @@ struct FuzzTarget: Sendable {
             name: "txt",
             summary: "a DNS TXT record (length-prefixed strings) through the _googlecast._tcp reader",
             run: DiscoveryFuzz.txtRecord
+        ),
+        FuzzTarget(
+            name: "stream-receiver",
+            summary: "a Cast Streaming receiver fed RTP datagrams and clock steps, feedback after each",
+            run: StreamingFuzz.streamReceiver
         ),
     ]
     #else

@@ -294,6 +294,29 @@ def main():
     for read_size in (1, 7, 64, 256):
         corpus.add("frame-stream", bytes([read_size - 1]) + b"".join(framed(body) for body in frames), "stream")
     corpus.add("frame-stream", bytes([15]) + framed(frames[1])[:-3], "truncated")
+    # Cast Streaming: the reference's worked packets (cast-streaming.md §7.5, §9.3, §9.9) and control messages.
+    rtp = [bytes.fromhex("80601234000038400001 2fd1 4105 0000 0001 04 0402 0190 dead".replace(" ", "")),
+           bytes.fromhex("80fffffe000005a000007ab7c003000000000301 02".replace(" ", ""))]
+    for packet in rtp:
+        corpus.add("rtp", packet, "reference")
+    corpus.add("stream-receiver", b"".join(len(p).to_bytes(2, "big") + p for p in rtp) + b"\x00\x01\xff", "reference")
+    corpus.add("rtcp", bytes.fromhex("80c8000600012fd1e8f0a1b24000000000004 9d4000004d20016e360".replace(" ", "")), "sr")
+    corpus.add("rtcp", bytes.fromhex(
+        "81c9000700012fd200012fd10300001100011234 0000005aa1b24000 0000199a"
+        "80cf000400012fd204000002e8f0a1b280000000 81ce000200012fd200012fd1"
+        "8fce000800012fd200012fd143415354 09020190 0a000006 0cffff00 43535432 07020500".replace(" ", "")), "compound")
+    offer = {"type": "OFFER", "seqNum": 1, "offer": {"castMode": "mirroring", "supportedStreams": [
+        {"index": 0, "type": "audio_source", "codecName": "opus", "channels": 2, "bitRate": 128000,
+         "rtpProfile": "cast", "rtpPayloadType": 127, "ssrc": 31415, "timeBase": "1/48000", "targetDelay": 400,
+         "aesKey": "0f1e2d3c4b5a69788796a5b4c3d2e1f0", "aesIvMask": "a1b2c3d4e5f60718293a4b5c6d7e8f90"},
+        {"index": 1, "type": "video_source", "codecName": "vp8", "maxFrameRate": "30", "maxBitRate": 5000000,
+         "resolutions": [{"width": 1920, "height": 1080}], "rtpPayloadType": 96, "ssrc": 77777,
+         "timeBase": "1/90000", "aesKey": "00112233445566778899aabbccddeeff",
+         "aesIvMask": "ffeeddccbbaa99887766554433221100"}]}}
+    corpus.add("streaming-control", compact(offer), "offer")
+    corpus.add("streaming-control", compact({"answer": {"receiverRtcpEventLog": [0, 1], "rtpExtensions": [
+        ["adaptive_playout_delay"], ["adaptive_playout_delay"]], "sendIndexes": [0, 1], "ssrcs": [40863, 759293],
+        "udpPort": 50691, "castMode": "mirroring"}, "result": "ok", "seqNum": 989031000, "type": "ANSWER"}), "answer")
     for text in ['{"a":[1,-0,2.5e-3,1E+2,true,false,null],"\\u00e9\\ud83d\\ude00":"\\n\\t\\"\\\\\\/"}',
                  '"\\ud800 lone"', "[[[[[]]]]]", "  -12345678901234567890.5e-7 "]:
         corpus.add("json", text, "hand")
