@@ -66,6 +66,12 @@ let package = Package(
         .systemLibrary(name: "CVPX", path: "Modules/CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "COpus", path: "Modules/COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(
+            name: "COpenH264",
+            path: "Modules/COpenH264",
+            pkgConfig: "openh264",
+            providers: [.apt(["libopenh264-dev"])]
+        ),
+        .systemLibrary(
             name: "CMosquitto",
             path: "Modules/CMosquitto",
             providers: [.apt(["libmosquitto-dev"])]
@@ -182,6 +188,7 @@ let package = Package(
         .target(
             name: "CastStreaming",
             dependencies: [
+                "COpenH264",
                 "COpus",
                 "CVPX",
                 "CastLogging",

@@ -6,14 +6,15 @@ import NIOConcurrencyHelpers
 import Glibc
 #endif
 
-/// Writes the video a mirroring session receives to an IVF file (VP8 frames, 90 kHz timestamps), so that ffmpeg
-/// can decode and inspect it (`cast-receiver --stream-record`). Frames before the first key frame are skipped: the
-/// file's size comes from the key frame's header.
+/// Writes the video a mirroring session receives to a file ffmpeg decodes (`cast-receiver --stream-record`): VP8
+/// as IVF (90 kHz timestamps; the size comes from the first key frame's header), H.264 as its Annex B stream.
+/// Frames before the first key frame are skipped.
 public final class StreamRecorder: Sendable {
     private struct State: Sendable {
         var descriptor: Int32
         var frames: UInt32 = 0
         var firstTimestamp: UInt32?
+        var isAnnexB = false
     }
 
     private let state: NIOLockedValueBox<State>
@@ -36,6 +37,17 @@ public final class StreamRecorder: Sendable {
     public func record(_ kind: OfferedStream.Kind, _ frame: ReceivedFrame) {
         guard kind == .video else { return }
         state.withLockedValue { state in
+            if state.firstTimestamp == nil, frame.isKeyFrame,
+                frame.data.starts(with: [0, 0, 1]) || frame.data.starts(with: [0, 0, 0, 1])
+            {
+                state.isAnnexB = true
+                state.firstTimestamp = frame.rtpTimestamp
+            }
+            if state.isAnnexB {
+                write(frame.data, to: state.descriptor)
+                state.frames += 1
+                return
+            }
             if state.firstTimestamp == nil {
                 // A VP8 key frame: 3-byte tag, 9d 01 2a, then 14-bit width and height.
                 guard frame.isKeyFrame, frame.data.count >= 10, frame.data[3...5] == [0x9d, 0x01, 0x2a] else { return }

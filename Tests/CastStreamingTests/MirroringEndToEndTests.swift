@@ -87,6 +87,32 @@ import Testing
         }
     }
 
+    @Test func h264IsSentAsAnnexBWithParameterSets() async throws {
+        try await withMirroringSession({ $0.videoCodecs = ["h264"] }) { session, device, arrivals in
+            var options = ScreenMirror.Options()
+            options.video = .testPattern(resolution: Resolution(width: 320, height: 240))
+            options.resolution = Resolution(width: 320, height: 240)
+            options.videoCodec = "h264"
+            let running = Task { try await ScreenMirror(options: options).run(on: session) }
+            var frames: [ReceivedFrame] = []
+            for await arrival in arrivals where arrival.kind == .video {
+                frames.append(arrival.frame)
+                if frames.count >= 10 { break }
+            }
+            running.cancel()
+            _ = await running.result
+            let first = try #require(frames.first)
+            #expect(first.isKeyFrame && first.data.starts(with: [0, 0, 0, 1]))
+            // NAL unit types after each start code: SPS (7) and PPS (8) come before the IDR slice (5).
+            let types = (0..<max(0, first.data.count - 4)).compactMap { index -> UInt8? in
+                first.data[index..<index + 4].elementsEqual([0, 0, 0, 1]) ? first.data[index + 4] & 0x1F : nil
+            }
+            #expect(Array(types.prefix(3)) == [7, 8, 5])
+            #expect(frames.dropFirst().contains { !$0.isKeyFrame })
+            #expect(device.streamingEndpoint?.statistics[.video]?.framesCompleted ?? 0 >= 10)
+        }
+    }
+
     /// ffmpeg's moving test pattern and tone, encoded here (VP8, Opus) and mirrored until two seconds of video
     /// have been received; with `loss`, the receiver drops that share of RTP packets and NACKs them.
     @Test(arguments: [0.0, 0.05])

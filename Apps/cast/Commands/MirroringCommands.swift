@@ -18,7 +18,7 @@ struct ScreenCommand: AsyncParsableCommand {
         abstract: "Mirror the screen, a window or any video to a TV over Cast Streaming (as Chrome does).",
         discussion: """
             Captures with ffmpeg (X11: the DISPLAY, --window or --region; --input for any file, URL or device), \
-            encodes VP8 (and Opus with --audio) here and streams it to the mirroring app at a --delay of 400 ms. \
+            encodes VP8 or H.264 (and Opus with --audio) here and streams it to the mirroring app at a --delay of 400 ms. \
             Runs until Ctrl-C, --duration, or `cast stop`. Examples: cast screen, cast screen --window Firefox \
             --audio, cast screen --region 1280x720+0+0, cast screen --input movie.mkv --audio --duration 60
             """
@@ -32,7 +32,7 @@ struct ScreenCommand: AsyncParsableCommand {
     @Flag(help: "Also send this computer's sound (the desktop's monitor, or --input's own sound).") var audio = false
     @Option(help: "Target playout delay in milliseconds.") var delay = 400
     @Option(help: "Highest video bit rate, bits per second.") var maxBitrate = 5_000_000
-    @Option(help: "Video codec: vp8.") var codec = "vp8"
+    @Option(help: "Video codec: vp8 or h264.") var codec = "vp8"
     @Option(help: "Picture size sent, WxH.") var size = "1280x720"
     @Option(help: "Frames per second.") var fps = 30
     @Option(help: "Stop after this many seconds.") var duration: Double?
@@ -45,9 +45,8 @@ struct ScreenCommand: AsyncParsableCommand {
             options.frameRate = fps
             options.maximumBitRate = maxBitrate
             options.targetDelay = .milliseconds(Int64(delay))
-            guard codec == "vp8" else {
-                throw CLIError(.usage, "--codec \(codec): only vp8 is encoded so far")
-            }
+            guard ["vp8", "h264"].contains(codec) else { throw CLIError(.usage, "--codec \(codec): vp8 or h264") }
+            options.videoCodec = codec
             options.video = try await videoSource(frameRate: fps)
             if audio { options.audio = input.map { $0 == "test" ? .testPattern() : .input($0) } ?? .desktopAudio() }
             try await Mirroring.run(options, runtime: runtime, duration: duration)

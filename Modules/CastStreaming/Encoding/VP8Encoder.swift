@@ -3,7 +3,7 @@ internal import CVPX
 
 /// A real-time VP8 encoder (libvpx): constant bit rate, no look-ahead, key frames only when asked — what a
 /// Cast Streaming receiver expects. Bit-rate changes apply from the next frame. Not thread-safe: one task feeds it.
-final class VP8Encoder {
+final class VP8Encoder: VideoEncoder {
     let resolution: Resolution
     private let context = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
     private var configuration = vpx_codec_enc_cfg_t()

@@ -129,7 +129,8 @@ public struct ScreenMirror: Sendable {
         let encodedFrames = NIOLockedValueBox(0)
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let videoCapture {
-                let encoder = try VP8Encoder(
+                let encoder = try makeVideoEncoder(
+                    codec: mirroring.stream(.video)?.codecName ?? options.videoCodec,
                     resolution: options.resolution,
                     frameRate: options.frameRate,
                     bitRate: controller.withLockedValue { $0.current }
@@ -218,8 +219,8 @@ public struct ScreenMirror: Sendable {
 /// Hands an encoder to the one task that uses it.
 private final class EncoderBox: @unchecked Sendable {
     // @unchecked: only the capture task touches the encoder, one frame at a time.
-    let encoder: VP8Encoder
-    init(_ encoder: VP8Encoder) { self.encoder = encoder }
+    let encoder: any VideoEncoder
+    init(_ encoder: any VideoEncoder) { self.encoder = encoder }
 }
 
 private final class OpusBox: @unchecked Sendable {
