@@ -75,6 +75,55 @@ import Testing
         }
     }
 
+    @Test func renegotiationReplacesTheStreams() async throws {
+        try await withMirroringSession { session, device, arrivals in
+            let mirroring = try await MirroringSession.start(on: session, offer: offer(), answerTimeout: .seconds(30))
+            var iterator = arrivals.makeAsyncIterator()
+            let start = StreamingMoment.now().monotonic
+            try mirroring.send(EncodedFrame(data: [1, 2, 3], isKeyFrame: true, captureTime: start), on: .video)
+            #expect(try #require(await iterator.next()).frame.data == [1, 2, 3])
+            let first = try #require(device.streamingEndpoint)
+
+            let second = offer(video: true, audio: false)
+            try await mirroring.renegotiate(second, on: session, answerTimeout: .seconds(30))
+            #expect(mirroring.streams.map(\.ssrc) == second.streams.map(\.ssrc))
+            #expect(device.streamingEndpoint !== first)
+            try mirroring.send(
+                EncodedFrame(data: [4, 5], isKeyFrame: true, captureTime: start + .milliseconds(40)),
+                on: .video
+            )
+            let arrival = try #require(await iterator.next())
+            // A new stream: frame ids restart, and the new key decrypts.
+            #expect(arrival.frame.frameID == 0 && arrival.frame.data == [4, 5])
+            await mirroring.close()
+        }
+    }
+
+    @Test func mirrorEndsWhenAnotherSenderReplacesTheApp() async throws {
+        try await withMirroringSession { session, device, arrivals in
+            var options = ScreenMirror.Options()
+            options.video = .testPattern(resolution: Resolution(width: 320, height: 240))
+            options.resolution = Resolution(width: 320, height: 240)
+            let running = Task { try await ScreenMirror(options: options).run(on: session) }
+            var received = 0
+            for await arrival in arrivals where arrival.kind == .video {
+                received += 1
+                if received == 5 { break }
+            }
+            var other = CastOptions()
+            other.stateDirectory = session.options.stateDirectory.map { $0 + "-other" }
+            other.heartbeat.pingInterval = nil
+            let context = CastContext(options: other)
+            _ = try await context.sessionManager.startSession(with: device.castDevice)
+            await #expect {
+                try await running.value
+            } throws: {
+                ($0 as? CastStreamingError)?.code == .sessionEnded
+            }
+            await context.sessionManager.endSession()
+        }
+    }
+
     @Test func refusedOfferIsATypedError() async throws {
         try await withMirroringSession({
             $0.videoCodecs = ["av1"]; $0.audioCodecs = []

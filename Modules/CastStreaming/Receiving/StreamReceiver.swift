@@ -50,6 +50,9 @@ struct StreamReceiver: Sendable {
     private var highestSequence: Int64?
     private var packetsAtLastReport = 0
     private var expectedAtLastReport: Int64 = 0
+    /// RFC 3550's interarrival jitter estimate, in RTP ticks, and the last packet's transit time.
+    private var jitter = 0.0
+    private var lastTransit: Double?
     /// A key frame is wanted until one completes: raised at the start and when the decoder asks.
     private(set) var wantsKeyFrame = true
 
@@ -79,6 +82,13 @@ struct StreamReceiver: Sendable {
     mutating func receive(_ packet: RTPPacket, at now: StreamingMoment) -> [ReceivedFrame] {
         statistics.packetsReceived += 1
         track(sequenceNumber: packet.sequenceNumber)
+        let transit = now.monotonic.inSeconds * Double(configuration.rtpTimebase) - Double(packet.rtpTimestamp)
+        if let lastTransit {
+            // Differences of 32-bit RTP times: a wrap shows as a jump of 2^32, which is not jitter.
+            let difference = abs(transit - lastTransit)
+            if difference < 4_294_967_296 / 2 { jitter += (difference - jitter) / 16 }
+        }
+        lastTransit = transit
         let id = FrameID.expand(packet.frameID, closestTo: max(highestSeen, checkpoint))
         guard id > checkpoint, id - checkpoint <= FrameID.maximumInFlight else {
             statistics.packetsIgnored += 1
@@ -205,7 +215,7 @@ struct StreamReceiver: Sendable {
                 fractionLost: expected > 0 ? UInt8(min(255, lost * 256 / expected)) : 0,
                 cumulativeLost: UInt32(clamping: statistics.packetsLostEstimate + Int(lost)),
                 extendedHighestSequenceNumber: UInt32(truncatingIfNeeded: highest),
-                jitter: 0,
+                jitter: UInt32(clamping: Int(jitter.rounded())),
                 lastSenderReport: report.reportID,
                 delaySinceLastSenderReport: UInt32(clamping: Int((now.monotonic - arrival.monotonic).inSeconds * 65536))
             )

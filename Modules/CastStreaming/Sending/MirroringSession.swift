@@ -17,35 +17,33 @@ public final class MirroringSession: Sendable {
     /// Where OFFER and ANSWER travel.
     public static let namespace = "urn:x-cast:com.google.cast.webrtc"
 
-    /// What the receiver answered.
-    public let answer: StreamingAnswer
-    /// The offered streams the receiver chose.
-    public let streams: [OfferedStream]
+    /// What the OFFER/ANSWER exchange fixed; replaced whole by ``renegotiate(_:on:answerTimeout:)``.
+    private struct Negotiated: Sendable {
+        var answer: StreamingAnswer
+        var streams: [OfferedStream]
+        var senders: [Int: StreamSender]
+        var remote: SocketAddress
+    }
+
     private let socket: DatagramSocket
-    private let remote: SocketAddress
-    private let senders: NIOLockedValueBox<[Int: StreamSender]>
+    private let state: NIOLockedValueBox<Negotiated>
     private let pacing: NIOLockedValueBox<RepeatedTask?>
     private let logger: Logger
 
     /// Packets per 10 ms burst: the reference's 24 Mbit/s ceiling.
     static let burstPacketLimit = 21
 
-    private init(
-        answer: StreamingAnswer,
-        streams: [OfferedStream],
-        senders: [Int: StreamSender],
-        socket: DatagramSocket,
-        remote: SocketAddress,
-        logger: Logger
-    ) {
-        self.answer = answer
-        self.streams = streams
-        self.senders = NIOLockedValueBox(senders)
+    private init(negotiated: Negotiated, socket: DatagramSocket, logger: Logger) {
+        self.state = NIOLockedValueBox(negotiated)
         self.socket = socket
-        self.remote = remote
         self.pacing = NIOLockedValueBox(nil)
         self.logger = logger
     }
+
+    /// What the receiver answered.
+    public var answer: StreamingAnswer { state.withLockedValue { $0.answer } }
+    /// The offered streams the receiver chose.
+    public var streams: [OfferedStream] { state.withLockedValue { $0.streams } }
 
     /// Sends `offer` to the mirroring app `session` runs, waits for the ANSWER and opens the UDP socket to the
     /// receiver (the control connection's address, the ANSWER's port).
@@ -61,6 +59,38 @@ public final class MirroringSession: Sendable {
         logger: Logger = .castDisabled
     ) async throws -> MirroringSession {
         let logger = logger.withCategory(CastLogCategory.streaming)
+        let negotiated = try await negotiate(offer, on: session, answerTimeout: answerTimeout, logger: logger)
+        let mirrorings = NIOLockedValueBox<MirroringSession?>(nil)
+        let socket = try await DatagramSocket.bind(
+            host: negotiated.remote.protocol == .inet6 ? "::" : "0.0.0.0",
+            port: 0
+        ) { from, datagram in
+            mirrorings.withLockedValue { $0 }?.receive(datagram, from: from)
+        }
+        let mirroring = MirroringSession(negotiated: negotiated, socket: socket, logger: logger)
+        mirrorings.withLockedValue { $0 = mirroring }
+        mirroring.startPacing()
+        return mirroring
+    }
+
+    /// Replaces every stream with those of a new `offer` (another codec, size or key), as a sender does when what
+    /// it captures changes: the receiver answers again and frame ids restart at 0. Frames in flight are dropped.
+    ///
+    /// - Throws: The errors of ``start(on:offer:answerTimeout:logger:)``; the old streams stay in place then.
+    public func renegotiate(_ offer: StreamingOffer, on session: CastSession, answerTimeout: Duration = .seconds(15))
+        async throws
+    {
+        let negotiated = try await Self.negotiate(offer, on: session, answerTimeout: answerTimeout, logger: logger)
+        state.withLockedValue { $0 = negotiated }
+    }
+
+    /// The OFFER/ANSWER exchange on the webrtc namespace, and a sender per chosen stream.
+    private static func negotiate(
+        _ offer: StreamingOffer,
+        on session: CastSession,
+        answerTimeout: Duration,
+        logger: Logger
+    ) async throws -> Negotiated {
         let channel = try GenericChannel(namespace: namespace)
         let connections = channel.connectionChanges()
         let replies = channel.messages()
@@ -107,27 +137,11 @@ public final class MirroringSession: Sendable {
         } catch {
             throw CastStreamingError(.socketFailed, "cannot resolve \(host): \(error)", cause: error)
         }
-        let receivers = NIOLockedValueBox<MirroringSession?>(nil)
-        let socket = try await DatagramSocket.bind(host: remote.protocol == .inet6 ? "::" : "0.0.0.0", port: 0) {
-            from,
-            datagram in
-            receivers.withLockedValue { $0 }?.receive(datagram, from: from)
-        }
-        let mirroring = MirroringSession(
-            answer: answer,
-            streams: chosen,
-            senders: senders,
-            socket: socket,
-            remote: remote,
-            logger: logger
-        )
-        receivers.withLockedValue { $0 = mirroring }
-        mirroring.startPacing()
         logger.info(
             "streaming to \(host):\(answer.udpPort)",
             metadata: ["cast.streams": "\(chosen.map { "\($0.codecName)#\($0.index)" })"]
         )
-        return mirroring
+        return Negotiated(answer: answer, streams: chosen, senders: senders, remote: remote)
     }
 
     /// The chosen stream of `kind`, if the receiver took one.
@@ -139,35 +153,37 @@ public final class MirroringSession: Sendable {
     ///   stream, ``CastStreamingError/Code/frameRefused`` when the receiver is too far behind (drop the frame and
     ///   make the next video frame a key frame).
     public func send(_ frame: EncodedFrame, on kind: OfferedStream.Kind) throws {
-        guard let index = stream(kind)?.index else {
-            throw CastStreamingError(.noStreamSelected, "the receiver took no \(kind) stream")
-        }
         let now = StreamingMoment.now()
-        let datagrams = try senders.withLockedValue { senders -> [[UInt8]] in
-            try senders[index]!.enqueue(frame)
-            return burst(&senders, at: now)
+        let (datagrams, remote) = try state.withLockedValue { state -> ([[UInt8]], SocketAddress) in
+            guard let index = state.streams.first(where: { $0.kind == kind })?.index else {
+                throw CastStreamingError(.noStreamSelected, "the receiver took no \(kind) stream")
+            }
+            try state.senders[index]!.enqueue(frame)
+            return (burst(&state.senders, at: now), state.remote)
         }
         socket.send(datagrams, to: remote)
     }
 
     /// Whether the receiver asked for a key frame (picture loss) or a refused frame broke the reference chain.
     public func wantsKeyFrame(on kind: OfferedStream.Kind = .video) -> Bool {
-        guard let index = stream(kind)?.index else { return false }
-        return senders.withLockedValue { $0[index]?.wantsKeyFrame ?? false }
+        state.withLockedValue { state in
+            guard let index = state.streams.first(where: { $0.kind == kind })?.index else { return false }
+            return state.senders[index]?.wantsKeyFrame ?? false
+        }
     }
 
     /// Announces a new target playout delay to the receiver with the next frame of every stream.
     public func changePlayoutDelay(to delay: Duration) {
-        senders.withLockedValue { senders in
-            for index in senders.keys { senders[index]!.changePlayoutDelay(to: delay) }
+        state.withLockedValue { state in
+            for index in state.senders.keys { state.senders[index]!.changePlayoutDelay(to: delay) }
         }
     }
 
     /// What each stream has done so far.
     public var statistics: [OfferedStream.Kind: StreamStatistics] {
-        senders.withLockedValue { senders in
+        state.withLockedValue { state in
             var result: [OfferedStream.Kind: StreamStatistics] = [:]
-            for stream in streams { result[stream.kind] = senders[stream.index]?.statistics }
+            for stream in state.streams { result[stream.kind] = state.senders[stream.index]?.statistics }
             return result
         }
     }
@@ -185,7 +201,7 @@ public final class MirroringSession: Sendable {
             [weak self] _ in
             guard let self else { return }
             let now = StreamingMoment.now()
-            let datagrams = senders.withLockedValue { burst(&$0, at: now) }
+            let (datagrams, remote) = state.withLockedValue { (burst(&$0.senders, at: now), $0.remote) }
             socket.send(datagrams, to: remote)
         }
         pacing.withLockedValue { $0 = task }
@@ -210,8 +226,7 @@ public final class MirroringSession: Sendable {
     }
 
     private func receive(_ datagram: [UInt8], from address: SocketAddress) {
-        // Only the receiver's endpoint may talk to this socket.
-        guard address == remote, RTCPPacket.looksLikeRTCP(datagram) else { return }
+        guard RTCPPacket.looksLikeRTCP(datagram) else { return }
         let packets: [RTCPPacket]
         do {
             packets = try RTCPPacket.parse(datagram)
@@ -220,11 +235,16 @@ public final class MirroringSession: Sendable {
             return
         }
         let now = StreamingMoment.now().monotonic
-        senders.withLockedValue { senders in
+        state.withLockedValue { state in
+            // Only the receiver's endpoint may talk to this socket.
+            guard address == state.remote else { return }
             for packet in packets {
-                guard let index = senders.keys.first(where: { senders[$0]!.configuration.receiverSSRC == packet.ssrc })
+                guard
+                    let index = state.senders.keys.first(where: {
+                        state.senders[$0]!.configuration.receiverSSRC == packet.ssrc
+                    })
                 else { continue }
-                senders[index]!.handle(packet, at: now)
+                state.senders[index]!.handle(packet, at: now)
             }
         }
     }
