@@ -75,6 +75,39 @@ import Testing
         }
     }
 
+    @Test func aProgramsOwnPicturesAndSoundAreEncodedAndSent() async throws {
+        try await withMirroringSession { session, _, arrivals in
+            let mirroring = try await MirroringSession.start(on: session, offer: offer(), answerTimeout: .seconds(30))
+            let size = Resolution(width: 160, height: 96)
+            let video = try VideoFrameEncoder(codec: "vp8", resolution: size)
+            let audio = try AudioFrameEncoder()
+            var iterator = arrivals.makeAsyncIterator()
+            let start = StreamingMoment.now().monotonic
+            for index in 0..<5 {
+                // A gray picture getting lighter, and 10 ms of silence.
+                let picture = [UInt8](repeating: UInt8(40 * index), count: size.width * size.height * 3 / 2)
+                let time = start + .milliseconds(Int64(index) * 33)
+                let frame = try #require(
+                    try video.encode(i420: picture, captureTime: time, keyFrame: mirroring.wantsKeyFrame())
+                )
+                try mirroring.send(frame, on: .video)
+                try mirroring.send(
+                    try audio.encode([Int16](repeating: 0, count: audio.samplesPerFrame * 2), captureTime: time),
+                    on: .audio
+                )
+                var kinds: Set<OfferedStream.Kind> = []
+                while kinds.count < 2, let arrival = await iterator.next() {
+                    kinds.insert(arrival.kind)
+                    if arrival.kind == .video {
+                        #expect(arrival.frame.frameID == Int64(index) && arrival.frame.data == frame.data)
+                        #expect(arrival.frame.isKeyFrame == (index == 0))
+                    }
+                }
+            }
+            await mirroring.close()
+        }
+    }
+
     @Test func renegotiationReplacesTheStreams() async throws {
         try await withMirroringSession { session, device, arrivals in
             let mirroring = try await MirroringSession.start(on: session, offer: offer(), answerTimeout: .seconds(30))

@@ -129,56 +129,35 @@ public struct ScreenMirror: Sendable {
         let encodedFrames = NIOLockedValueBox(0)
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let videoCapture {
-                let encoder = try makeVideoEncoder(
+                let encoder = try VideoFrameEncoder(
                     codec: mirroring.stream(.video)?.codecName ?? options.videoCodec,
                     resolution: options.resolution,
                     frameRate: options.frameRate,
                     bitRate: controller.withLockedValue { $0.current }
                 )
-                let box = EncoderBox(encoder)
                 group.addTask {
                     try await videoCapture.run { frame in
-                        let rtp = Int64((frame.arrival.monotonic.inSeconds * 90000).rounded())
-                        let encoder = box.encoder
                         encoder.setBitRate(controller.withLockedValue { $0.current })
                         guard
                             let encoded = try encoder.encode(
                                 i420: frame.bytes,
-                                timestamp: rtp,
-                                duration: 90000 / options.frameRate,
+                                captureTime: frame.arrival.monotonic,
                                 keyFrame: mirroring.wantsKeyFrame(on: .video)
                             )
                         else { return }
                         encodedFrames.withLockedValue { $0 += 1 }
-                        let output = EncodedFrame(
-                            data: encoded.data,
-                            isKeyFrame: encoded.isKeyFrame,
-                            captureTime: frame.arrival.monotonic
-                        )
                         // A refused frame is dropped; the sender then asks for a key frame.
-                        try? mirroring.send(output, on: .video)
+                        try? mirroring.send(encoded, on: .video)
                     }
                 }
             }
             if let audioCapture {
-                let encoder = try OpusEncoder(bitRate: options.audioBitRate)
-                let box = OpusBox(encoder)
-                let samples = NIOLockedValueBox<Int64>(0)
+                let encoder = try AudioFrameEncoder(bitRate: options.audioBitRate)
                 group.addTask {
                     try await audioCapture.run { frame in
                         let pcm = frame.bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
-                        let packet = try box.encoder.encode(pcm)
-                        let rtp = samples.withLockedValue { count -> Int64 in
-                            defer { count += 480 }
-                            return count
-                        }
-                        let output = EncodedFrame(
-                            data: packet,
-                            isKeyFrame: true,
-                            captureTime: frame.arrival.monotonic,
-                            rtpTimestamp: rtp
-                        )
-                        try? mirroring.send(output, on: .audio)
+                        let encoded = try encoder.encode(pcm, captureTime: frame.arrival.monotonic)
+                        try? mirroring.send(encoded, on: .audio)
                     }
                 }
             }
@@ -214,17 +193,4 @@ public struct ScreenMirror: Sendable {
             group.cancelAll()
         }
     }
-}
-
-/// Hands an encoder to the one task that uses it.
-private final class EncoderBox: @unchecked Sendable {
-    // @unchecked: only the capture task touches the encoder, one frame at a time.
-    let encoder: any VideoEncoder
-    init(_ encoder: any VideoEncoder) { self.encoder = encoder }
-}
-
-private final class OpusBox: @unchecked Sendable {
-    // @unchecked: only the capture task touches the encoder, one frame at a time.
-    let encoder: OpusEncoder
-    init(_ encoder: OpusEncoder) { self.encoder = encoder }
 }
