@@ -32,7 +32,7 @@ public struct ScreenMirror: Sendable {
         public init() {}
     }
 
-    /// Figures for a status line, every half second.
+    /// Figures for a status line: every half second, then once for the whole run when it ends.
     public struct Progress: Sendable {
         /// Video frames encoded per second over the last period.
         public var framesPerSecond: Double
@@ -127,6 +127,7 @@ public struct ScreenMirror: Sendable {
             BitrateController(minimum: options.minimumBitRate, maximum: limit, start: min(limit, 2_500_000))
         )
         let encodedFrames = NIOLockedValueBox(0)
+        let started = StreamingMoment.now().monotonic
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let videoCapture {
                 let encoder = try VideoFrameEncoder(
@@ -164,8 +165,10 @@ public struct ScreenMirror: Sendable {
             group.addTask {
                 var lastBytes = 0
                 var lastFrames = 0
-                while !Task.isCancelled {
-                    try await Task.sleep(for: .milliseconds(500))
+                while true {
+                    // Cancellation ends the mirror normally: the whole run's figures still follow.
+                    try? await Task.sleep(for: .milliseconds(500))
+                    if Task.isCancelled { return }
                     if let session, session.connectionState == .disconnected {
                         throw CastStreamingError(.sessionEnded, "the mirroring session ended")
                     }
@@ -192,5 +195,17 @@ public struct ScreenMirror: Sendable {
             try await group.next()
             group.cancelAll()
         }
+        // The whole run's figures, last.
+        let elapsed = max(0.001, (StreamingMoment.now().monotonic - started).inSeconds)
+        let statistics = mirroring.statistics
+        progress(
+            Progress(
+                framesPerSecond: Double(encodedFrames.withLockedValue { $0 }) / elapsed,
+                targetBitRate: controller.withLockedValue { $0.current },
+                sentBitRate: Double(statistics.values.reduce(0) { $0 + $1.bytesSent } * 8) / elapsed,
+                video: statistics[.video],
+                audio: statistics[.audio]
+            )
+        )
     }
 }
