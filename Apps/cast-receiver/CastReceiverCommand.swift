@@ -138,7 +138,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
     var loseReplyTo: String?
     @Option(help: "Fault: end at most K connections with --close-after/--drop-on/--lose-reply-to, then behave.")
     var dropLimit: Int?
-    @Option(help: "Cast Streaming: drop this share (0–1) of the RTP packets received, as a lossy network would.")
+    @Option(
+        help: "Cast Streaming: drop this share (0–1) of the RTP received and the RTCP sent, as a lossy network would."
+    )
     var streamLoss = 0.0
     @Option(help: "Cast Streaming: delay each RTP packet by up to this many milliseconds (reorders them too).")
     var streamJitter = 0.0

@@ -399,6 +399,61 @@ def local_media_across_the_link():
     receiver = start_receiver()
 
 
+def udp_loss(percent):
+    """nftables in the device's namespace: drop a random share of UDP both ways (Cast Streaming's RTP and RTCP)."""
+    subprocess.run(in_ns(DEV, "nft", "delete", "table", "inet", "castudp"), capture_output=True)
+    if percent is None:
+        return
+    script = f"""table inet castudp {{
+  chain input {{ type filter hook input priority 0; meta l4proto udp numgen random mod 100 < {percent} drop; }}
+  chain output {{ type filter hook output priority 0; meta l4proto udp numgen random mod 100 < {percent} drop; }}
+}}"""
+    subprocess.run(in_ns(DEV, "nft", "-f", "-"), input=script, text=True, check=True, capture_output=True)
+
+
+def mirroring_at_udp_loss():
+    """`cast screen` across the veth pair while nftables drops 5 % of UDP both ways: every frame is completed by
+    retransmission or dropped as late (the receiver's checkpoint moves past it), none lost silently."""
+    stats = os.path.join(STATE, "streaming.json")
+    log = open(os.path.join(STATE, "mirroring-receiver.log"), "w")
+    process = subprocess.Popen(in_ns(DEV, RECEIVER, "--no-mdns", "--host", DEV_IP, "--port", "8010",
+                                     "--stream-stats", stats), stdout=log, stderr=subprocess.STDOUT, text=True)
+    processes.append(process)
+    deadline = time.monotonic() + 30
+    while "ready" not in open(log.name).read() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    udp_loss(5)
+    try:
+        completed = subprocess.run(in_ns(SND, CAST, "screen", "--host", f"{DEV_IP}:8010", "--input", "test",
+                                         "--size", "640x360", "--duration", "8", "--json"),
+                                   capture_output=True, text=True, env=SENDER_ENV, timeout=90)
+    finally:
+        udp_loss(None)
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+    sent = json.loads(lines[-1]).get("video", {}) if lines else {}
+    deadline = time.monotonic() + 10
+    video = {}
+    while time.monotonic() < deadline:
+        try:
+            video = next(iter(json.load(open(stats)).values()), {}).get("video", {})
+        except (OSError, json.JSONDecodeError):
+            video = {}
+        if video.get("framesCompleted", 0) + video.get("framesLate", 0) >= sent.get("framesSent", 1):
+            break
+        time.sleep(0.2)
+    stop(process)
+    accounted = video.get("framesCompleted", 0) + video.get("framesLate", 0)
+    check("mirroring at 5 % UDP loss (nftables): cast screen exits 0", completed.returncode == 0,
+          completed.stdout + completed.stderr)
+    check("mirroring at 5 % UDP loss: lost packets NACKed and resent",
+          sent.get("packetsRetransmitted", 0) > 0 and video.get("packetsRecovered", 0) > 0, (sent, video))
+    check("mirroring at 5 % UDP loss: every frame completed or dropped as late, none lost silently",
+          sent.get("framesSent", 0) > 0 and accounted >= sent["framesSent"], (sent, video))
+    figure(f"mirroring at 5 % UDP loss, 8 s: {sent.get('framesSent')} frames sent, {video.get('framesCompleted')} "
+           f"completed, {video.get('framesLate')} late, {sent.get('packetsRetransmitted')} packets resent, "
+           f"capture-to-receipt p50 {video.get('delayP50')} ms, p99 {video.get('delayP99')} ms")
+
+
 def main():
     global receiver
     if os.geteuid() != 0:
@@ -421,6 +476,7 @@ def main():
         slow_receiver()
         status_flood()
         local_media_across_the_link()
+        mirroring_at_udp_loss()
     except Exception as error:  # noqa: BLE001 - a broken lab is a failed check, with its reason
         check("the fault lab ran to the end", False, f"{type(error).__name__}: {error}")
     finally:

@@ -13,7 +13,8 @@ public final class StreamingReceiverEndpoint: Sendable {
         public var videoCodecs = ["vp8", "h264"]
         /// Audio codecs in order of preference. Defaults to Opus, then AAC.
         public var audioCodecs = ["opus", "aac"]
-        /// The share of inbound RTP packets to drop (0–1), to simulate a lossy network. Defaults to 0.
+        /// The share of inbound RTP packets, and of the RTCP it sends back, to drop (0–1), to simulate a lossy
+        /// network. Defaults to 0.
         public var lossRate = 0.0
         /// The most random delay added to each inbound packet (which also reorders them). Defaults to none.
         public var jitter: Duration = .zero
@@ -30,7 +31,9 @@ public final class StreamingReceiverEndpoint: Sendable {
         var receivers: [Int: StreamReceiver] = [:]
         var kinds: [Int: OfferedStream.Kind] = [:]
         var sender: SocketAddress?
-        var nextFeedback: [Int: Duration] = [:]
+        /// When each stream's last feedback left: the next is due 30 ms (something missing) or 500 ms after it,
+        /// judged when the tick comes, so a loss that appears shortens the wait.
+        var lastFeedback: [Int: Duration] = [:]
         var random = SplitMix64(seed: 0x5eed)
         var datagramsDropped = 0
         var malformedDatagrams = 0
@@ -170,7 +173,7 @@ public final class StreamingReceiverEndpoint: Sendable {
                     state.sender = state.sender ?? address
                     state.receivers[index]!.receive(report, at: now)
                     replies.append(state.receivers[index]!.feedback(at: now))
-                    state.nextFeedback[index] = now.monotonic + state.feedbackInterval(index)
+                    state.lastFeedback[index] = now.monotonic
                 }
             } else {
                 guard let packet = try? RTPPacket(parsing: datagram), let index = state.index(ofSender: packet.ssrc)
@@ -184,13 +187,28 @@ public final class StreamingReceiverEndpoint: Sendable {
                 completed += frames.map { (state.kinds[index]!, $0) }
                 if state.receivers[index]!.checkpoint != before {
                     replies.append(state.receivers[index]!.feedback(at: now))
-                    state.nextFeedback[index] = now.monotonic + state.feedbackInterval(index)
+                    state.lastFeedback[index] = now.monotonic
                 }
             }
             destination = state.sender
         }
-        if let destination { socket.send(replies, to: destination) }
+        if let destination { sendFeedback(replies, to: destination) }
         if let handler = options.frameHandler { for (kind, frame) in completed { handler(kind, frame) } }
+    }
+
+    /// Sends feedback to the sender, less the share ``Options/lossRate`` drops.
+    private func sendFeedback(_ replies: [[UInt8]], to destination: SocketAddress) {
+        var kept = replies
+        if options.lossRate > 0 {
+            kept = state.withLockedValue { state in
+                replies.filter { _ in
+                    guard state.random.nextUnit() < options.lossRate else { return true }
+                    state.datagramsDropped += 1
+                    return false
+                }
+            }
+        }
+        socket.send(kept, to: destination)
     }
 
     /// Every 10 ms: skip late frames, and send feedback that is due.
@@ -206,15 +224,16 @@ public final class StreamingReceiverEndpoint: Sendable {
                 for index in state.receivers.keys {
                     let before = state.receivers[index]!.checkpoint
                     completed += state.receivers[index]!.deliverCompleted(at: now).map { (state.kinds[index]!, $0) }
-                    let due = state.nextFeedback[index].map { now.monotonic >= $0 } ?? true
+                    let due =
+                        state.lastFeedback[index].map { now.monotonic >= $0 + state.feedbackInterval(index) } ?? true
                     if due || state.receivers[index]!.checkpoint != before {
                         replies.append(state.receivers[index]!.feedback(at: now))
-                        state.nextFeedback[index] = now.monotonic + state.feedbackInterval(index)
+                        state.lastFeedback[index] = now.monotonic
                     }
                 }
                 return sender
             }
-            if let destination { socket.send(replies, to: destination) }
+            if let destination { sendFeedback(replies, to: destination) }
             if let handler = options.frameHandler { for (kind, frame) in completed { handler(kind, frame) } }
         }
         ticker.withLockedValue { $0 = task }
