@@ -144,6 +144,8 @@ struct CastReceiverCommand: AsyncParsableCommand {
     var streamLoss = 0.0
     @Option(help: "Cast Streaming: delay each RTP packet by up to this many milliseconds (reorders them too).")
     var streamJitter = 0.0
+    @Option(help: "Cast Streaming: the video codecs taken, in order of preference (comma separated).")
+    var streamCodecs = "vp8,h264"
     @Option(help: "Cast Streaming: write the receivers' statistics as JSON to this file (every second and at exit).")
     var streamStats: String?
     @Option(help: "Cast Streaming: write the video received to this IVF file (ffmpeg reads it).")
@@ -226,6 +228,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
         let preroll = try prerollAd.map(Self.parsePreroll)
         var streaming = StreamingReceiverEndpoint.Options()
         streaming.lossRate = streamLoss
+        streaming.videoCodecs = streamCodecs.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         streaming.jitter = .microseconds(Int64(streamJitter * 1000))
         if let streamRecord {
             let recorder = try StreamRecorder(path: streamRecord)

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Writes the video a mirroring session receives to a file ffmpeg decodes (`cast-receiver --stream-record`): VP8
-/// as IVF (90 kHz timestamps; the size comes from the first key frame's header), H.264 as its Annex B stream.
+/// and VP9 as IVF (90 kHz timestamps), H.264 as its Annex B stream.
 /// Frames before the first key frame are skipped.
 public final class StreamRecorder: Sendable {
     private struct State: Sendable {
@@ -49,12 +49,22 @@ public final class StreamRecorder: Sendable {
                 return
             }
             if state.firstTimestamp == nil {
-                // A VP8 key frame: 3-byte tag, 9d 01 2a, then 14-bit width and height.
-                guard frame.isKeyFrame, frame.data.count >= 10, frame.data[3...5] == [0x9d, 0x01, 0x2a] else { return }
-                let width = UInt16(frame.data[6]) | UInt16(frame.data[7] & 0x3F) << 8
-                let height = UInt16(frame.data[8]) | UInt16(frame.data[9] & 0x3F) << 8
+                guard frame.isKeyFrame, frame.data.count >= 10 else { return }
+                let fourCC: String
+                var (width, height): (UInt16, UInt16) = (0, 0)
+                if frame.data[3...5] == [0x9d, 0x01, 0x2a] {
+                    // A VP8 key frame: 3-byte tag, 9d 01 2a, then 14-bit width and height.
+                    fourCC = "VP80"
+                    width = UInt16(frame.data[6]) | UInt16(frame.data[7] & 0x3F) << 8
+                    height = UInt16(frame.data[8]) | UInt16(frame.data[9] & 0x3F) << 8
+                } else if frame.data[0] >> 6 == 2, frame.data[1...3] == [0x49, 0x83, 0x42] {
+                    // A VP9 key frame (its size is deep in a bit-packed header: the decoder reads it there).
+                    fourCC = "VP90"
+                } else {
+                    return
+                }
                 var header = Array("DKIF".utf8)
-                header += littleEndian(UInt16(0)) + littleEndian(UInt16(32)) + Array("VP80".utf8)
+                header += littleEndian(UInt16(0)) + littleEndian(UInt16(32)) + Array(fourCC.utf8)
                 header += littleEndian(width) + littleEndian(height)
                 header += littleEndian(UInt32(90000)) + littleEndian(UInt32(1)) + littleEndian(UInt32(0))
                 header += littleEndian(UInt32(0))

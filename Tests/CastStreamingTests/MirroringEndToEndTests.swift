@@ -174,7 +174,7 @@ import Testing
             var options = ScreenMirror.Options()
             options.video = .testPattern(resolution: Resolution(width: 320, height: 240))
             options.resolution = Resolution(width: 320, height: 240)
-            options.videoCodec = "h264"
+            options.videoCodecs = ["h264"]
             let running = Task { try await ScreenMirror(options: options).run(on: session) }
             var frames: [ReceivedFrame] = []
             for await arrival in arrivals where arrival.kind == .video {
@@ -191,6 +191,28 @@ import Testing
             }
             #expect(Array(types.prefix(3)) == [7, 8, 5])
             #expect(frames.dropFirst().contains { !$0.isKeyFrame })
+            #expect(device.streamingEndpoint?.statistics[.video]?.framesCompleted ?? 0 >= 10)
+        }
+    }
+
+    @Test func theReceiverPicksAmongOfferedCodecsAndVP9IsEncoded() async throws {
+        try await withMirroringSession({ $0.videoCodecs = ["vp9", "vp8"] }) { session, device, arrivals in
+            var options = ScreenMirror.Options()
+            options.video = .testPattern(resolution: Resolution(width: 320, height: 240))
+            options.resolution = Resolution(width: 320, height: 240)
+            options.videoCodecs = ["h264", "vp8", "vp9"]
+            let running = Task { try await ScreenMirror(options: options).run(on: session) }
+            var frames: [ReceivedFrame] = []
+            for await arrival in arrivals where arrival.kind == .video {
+                frames.append(arrival.frame)
+                if frames.count >= 10 { break }
+            }
+            running.cancel()
+            _ = await running.result
+            let first = try #require(frames.first)
+            // A VP9 key frame's uncompressed header: frame marker 2, then its sync code 49 83 42.
+            #expect(first.isKeyFrame && first.data[0] >> 6 == 2)
+            #expect(first.data[1...3].elementsEqual([0x49, 0x83, 0x42]))
             #expect(device.streamingEndpoint?.statistics[.video]?.framesCompleted ?? 0 >= 10)
         }
     }

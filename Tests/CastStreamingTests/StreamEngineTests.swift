@@ -180,4 +180,23 @@ import Testing
         for _ in 0..<20 { _ = controller.update(with: statistics) }
         #expect(controller.current == 1_078_000)  // nothing sent: no change
     }
+
+    @Test func atTheLowestBitRateTheFrameRateGivesWay() {
+        var controller = BitrateController(minimum: 300_000, maximum: 5_000_000, start: 300_000)
+        var statistics = StreamStatistics()
+        for (refused, interval) in [(1, 2), (2, 4), (3, 4)] {
+            statistics.framesRefused = refused
+            statistics.packetsSent += 10
+            #expect(controller.update(with: statistics) == 300_000)
+            #expect(controller.frameInterval == interval)
+        }
+        // Clean periods bring the frame rate back first, then the bit rate.
+        for interval in [2, 1] {
+            statistics.packetsSent += 100
+            #expect(controller.update(with: statistics) == 300_000)
+            #expect(controller.frameInterval == interval)
+        }
+        statistics.packetsSent += 100
+        #expect(controller.update(with: statistics) == 330_000)
+    }
 }

@@ -1,11 +1,14 @@
-/// Adapts the video bit rate to what the receiver's feedback shows, within the stream's limits: down by 30 %
-/// when frames were refused (the receiver is behind) or more than 5 % of packets were resent, up by 10 % when a
-/// period went cleanly — additive caution, multiplicative recovery, checked every 500 ms.
+/// Adapts the video to what the receiver's feedback shows, within the stream's limits, checked every 500 ms:
+/// the bit rate falls by 30 % when frames were refused (the receiver is behind) or more than 5 % of packets were
+/// resent, and rises by 10 % after a clean period. At the lowest bit rate, trouble halves the frame rate instead
+/// (down to a quarter); a clean period restores the frame rate before it raises the bit rate.
 public struct BitrateController: Sendable, Hashable {
     public let minimum: Int
     public let maximum: Int
     /// The bit rate the encoder should use now.
     public private(set) var current: Int
+    /// Send one captured frame in this many: 1 normally, 2 or 4 when the lowest bit rate is still too much.
+    public private(set) var frameInterval = 1
     private var last = StreamStatistics()
 
     /// Starts at `start`, clamped into `minimum…maximum`.
@@ -22,9 +25,17 @@ public struct BitrateController: Sendable, Hashable {
         let refused = statistics.framesRefused - last.framesRefused
         last = statistics
         if refused > 0 || (sent > 20 && resent * 20 > sent) {
-            current = max(minimum, current * 7 / 10)
+            if current == minimum {
+                frameInterval = min(4, frameInterval * 2)
+            } else {
+                current = max(minimum, current * 7 / 10)
+            }
         } else if sent > 0 {
-            current = min(maximum, current * 11 / 10)
+            if frameInterval > 1 {
+                frameInterval /= 2
+            } else {
+                current = min(maximum, current * 11 / 10)
+            }
         }
         return current
     }

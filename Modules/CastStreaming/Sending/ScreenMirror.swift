@@ -25,8 +25,9 @@ public struct ScreenMirror: Sendable {
         public var audioBitRate = 128_000
         /// The target playout delay: how far behind capture the receiver plays. Defaults to 400 ms.
         public var targetDelay: Duration = .milliseconds(400)
-        /// Video codec. Only `vp8` is encoded here so far.
-        public var videoCodec = "vp8"
+        /// Video codecs to offer, each as its own stream; the receiver picks one by its own preference. `vp8`,
+        /// `vp9` and `h264` are encoded here. Defaults to VP8 alone, which every receiver decodes.
+        public var videoCodecs = ["vp8"]
 
         /// The defaults: no source yet.
         public init() {}
@@ -51,8 +52,8 @@ public struct ScreenMirror: Sendable {
         self.options = options
     }
 
-    /// The OFFER for ``options``: one video stream (VP8, PT 96, SSRC in 50001…100000) and/or one audio stream
-    /// (Opus, PT 127, SSRC in 1…50000), each with a fresh random key and IV mask.
+    /// The OFFER for ``options``: an audio stream (Opus, PT 127, SSRC in 1…50000) and/or a video stream per codec
+    /// (PT 96, SSRC in 50001…100000), each with a fresh random key and IV mask.
     public func offer() -> StreamingOffer {
         var streams: [OfferedStream] = []
         if options.audio != nil {
@@ -70,11 +71,11 @@ public struct ScreenMirror: Sendable {
             audio.bitRate = options.audioBitRate
             streams.append(audio)
         }
-        if options.video != nil {
+        for codec in options.video == nil ? [] : options.videoCodecs {
             var video = OfferedStream(
                 index: streams.count,
                 kind: .video,
-                codecName: options.videoCodec,
+                codecName: codec,
                 payloadType: RTPPacket.videoPayloadType,
                 ssrc: .random(in: 50001...100_000),
                 rtpTimebase: 90000,
@@ -131,14 +132,22 @@ public struct ScreenMirror: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let videoCapture {
                 let encoder = try VideoFrameEncoder(
-                    codec: mirroring.stream(.video)?.codecName ?? options.videoCodec,
+                    codec: mirroring.stream(.video)?.codecName ?? "vp8",
                     resolution: options.resolution,
                     frameRate: options.frameRate,
                     bitRate: controller.withLockedValue { $0.current }
                 )
+                let captured = NIOLockedValueBox(0)
                 group.addTask {
                     try await videoCapture.run { frame in
-                        encoder.setBitRate(controller.withLockedValue { $0.current })
+                        let (bitRate, interval) = controller.withLockedValue { ($0.current, $0.frameInterval) }
+                        // When even the lowest bit rate is too much, frames are skipped here, before encoding.
+                        let count = captured.withLockedValue { count -> Int in
+                            defer { count += 1 }
+                            return count
+                        }
+                        guard count % interval == 0 else { return }
+                        encoder.setBitRate(bitRate)
                         guard
                             let encoded = try encoder.encode(
                                 i420: frame.bytes,

@@ -1,9 +1,9 @@
 // The thin wrapper around the system libvpx: C types stay in this file.
 internal import CVPX
 
-/// A real-time VP8 encoder (libvpx): constant bit rate, no look-ahead, key frames only when asked — what a
+/// A real-time VP8 or VP9 encoder (libvpx): constant bit rate, no look-ahead, key frames only when asked — what a
 /// Cast Streaming receiver expects. Bit-rate changes apply from the next frame. Not thread-safe: one task feeds it.
-final class VP8Encoder: VideoEncoder {
+final class VPXEncoder: VideoEncoder {
     let resolution: Resolution
     private let context = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
     private var configuration = vpx_codec_enc_cfg_t()
@@ -13,12 +13,13 @@ final class VP8Encoder: VideoEncoder {
     ///
     /// - Throws: ``CastStreamingError`` with ``CastStreamingError/Code/encoderFailed`` when libvpx refuses the
     ///   settings (odd sizes, absurd rates).
-    init(resolution: Resolution, frameRate: Int, bitRate: Int, threads: Int = 2) throws {
+    init(vp9: Bool = false, resolution: Resolution, frameRate: Int, bitRate: Int, threads: Int = 2) throws {
         self.resolution = resolution
         self.bitRate = bitRate
-        guard CVPX_default_config(&configuration) == VPX_CODEC_OK else {
+        let codec = vp9 ? "VP9" : "VP8"
+        guard CVPX_default_config(&configuration, vp9 ? 1 : 0) == VPX_CODEC_OK else {
             context.deallocate()
-            throw CastStreamingError(.encoderFailed, "libvpx has no VP8 encoder configuration")
+            throw CastStreamingError(.encoderFailed, "libvpx has no \(codec) encoder configuration")
         }
         configuration.g_w = UInt32(resolution.width)
         configuration.g_h = UInt32(resolution.height)
@@ -39,15 +40,24 @@ final class VP8Encoder: VideoEncoder {
         configuration.rc_dropframe_thresh = 0
         configuration.kf_mode = VPX_KF_DISABLED
         _ = frameRate
-        guard CVPX_enc_init(context, &configuration) == VPX_CODEC_OK else {
+        guard CVPX_enc_init(context, &configuration, vp9 ? 1 : 0) == VPX_CODEC_OK else {
             let reason = String(cString: vpx_codec_error_detail(context) ?? vpx_codec_error(context))
             context.deallocate()
-            throw CastStreamingError(.encoderFailed, "libvpx refused \(resolution) at \(bitRate) bit/s: \(reason)")
+            throw CastStreamingError(
+                .encoderFailed,
+                "libvpx refused \(codec) \(resolution) at \(bitRate) bit/s: \(reason)"
+            )
         }
-        // Speed over quality on small machines: -6 … -16 are libvpx's real-time settings.
-        _ = CVPX_set_cpu_used(context, -12)
+        if vp9 {
+            // Speed over quality on small machines: 7–9 are VP9's real-time speeds.
+            _ = CVPX_set_cpu_used(context, 8)
+            CVPX_tune_vp9_real_time(context)
+        } else {
+            // Speed over quality on small machines: -6 … -16 are VP8's real-time settings.
+            _ = CVPX_set_cpu_used(context, -12)
+            _ = CVPX_set_token_partitions(context, 1)
+        }
         _ = CVPX_set_static_threshold(context, 1)
-        _ = CVPX_set_token_partitions(context, 1)
     }
 
     deinit {
