@@ -41,6 +41,28 @@ import Testing
         }
     }
 
+    /// Mirrors a 320x240 test pattern offering `codecs` until the receiver completed `count` video frames.
+    private func mirrorTestPattern(
+        offering codecs: [String],
+        on session: CastSession,
+        until count: Int,
+        of arrivals: AsyncStream<Arrival>
+    ) async -> [ReceivedFrame] {
+        var options = ScreenMirror.Options()
+        options.video = .testPattern(resolution: Resolution(width: 320, height: 240))
+        options.resolution = Resolution(width: 320, height: 240)
+        options.videoCodecs = codecs
+        let running = Task { try await ScreenMirror(options: options).run(on: session) }
+        var frames: [ReceivedFrame] = []
+        for await arrival in arrivals where arrival.kind == .video {
+            frames.append(arrival.frame)
+            if frames.count >= count { break }
+        }
+        running.cancel()
+        _ = await running.result
+        return frames
+    }
+
     private func offer(video: Bool = true, audio: Bool = true) -> StreamingOffer {
         var options = ScreenMirror.Options()
         options.video = video ? .testPattern() : nil
@@ -108,6 +130,18 @@ import Testing
         }
     }
 
+    @Test func aPictureOfTheWrongSizeIsRefused() throws {
+        let encoder = try VideoFrameEncoder(resolution: Resolution(width: 64, height: 48))
+        #expect {
+            try encoder.encode(i420: [0, 1, 2], captureTime: .seconds(1))
+        } throws: {
+            ($0 as? CastStreamingError)?.code == .encoderFailed
+        }
+        #expect { try VideoFrameEncoder(codec: "theora", resolution: Resolution(width: 64, height: 48)) } throws: {
+            ($0 as? CastStreamingError)?.code == .encoderFailed
+        }
+    }
+
     @Test func renegotiationReplacesTheStreams() async throws {
         try await withMirroringSession { session, device, arrivals in
             let mirroring = try await MirroringSession.start(on: session, offer: offer(), answerTimeout: .seconds(30))
@@ -171,18 +205,7 @@ import Testing
 
     @Test func h264IsSentAsAnnexBWithParameterSets() async throws {
         try await withMirroringSession({ $0.videoCodecs = ["h264"] }) { session, device, arrivals in
-            var options = ScreenMirror.Options()
-            options.video = .testPattern(resolution: Resolution(width: 320, height: 240))
-            options.resolution = Resolution(width: 320, height: 240)
-            options.videoCodecs = ["h264"]
-            let running = Task { try await ScreenMirror(options: options).run(on: session) }
-            var frames: [ReceivedFrame] = []
-            for await arrival in arrivals where arrival.kind == .video {
-                frames.append(arrival.frame)
-                if frames.count >= 10 { break }
-            }
-            running.cancel()
-            _ = await running.result
+            let frames = await mirrorTestPattern(offering: ["h264"], on: session, until: 10, of: arrivals)
             let first = try #require(frames.first)
             #expect(first.isKeyFrame && first.data.starts(with: [0, 0, 0, 1]))
             // NAL unit types after each start code: SPS (7) and PPS (8) come before the IDR slice (5).
@@ -197,18 +220,12 @@ import Testing
 
     @Test func theReceiverPicksAmongOfferedCodecsAndVP9IsEncoded() async throws {
         try await withMirroringSession({ $0.videoCodecs = ["vp9", "vp8"] }) { session, device, arrivals in
-            var options = ScreenMirror.Options()
-            options.video = .testPattern(resolution: Resolution(width: 320, height: 240))
-            options.resolution = Resolution(width: 320, height: 240)
-            options.videoCodecs = ["h264", "vp8", "vp9"]
-            let running = Task { try await ScreenMirror(options: options).run(on: session) }
-            var frames: [ReceivedFrame] = []
-            for await arrival in arrivals where arrival.kind == .video {
-                frames.append(arrival.frame)
-                if frames.count >= 10 { break }
-            }
-            running.cancel()
-            _ = await running.result
+            let frames = await mirrorTestPattern(
+                offering: ["h264", "vp8", "vp9"],
+                on: session,
+                until: 10,
+                of: arrivals
+            )
             let first = try #require(frames.first)
             // A VP9 key frame's uncompressed header: frame marker 2, then its sync code 49 83 42.
             #expect(first.isKeyFrame && first.data[0] >> 6 == 2)

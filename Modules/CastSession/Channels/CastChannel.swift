@@ -120,20 +120,12 @@ public final class GenericChannel: CastChannel, @unchecked Sendable {
     {
         let replies = messages()
         try await sendTextMessage(message)
-        return try await withThrowingTaskGroup(of: CastMessage.Payload?.self) { group in
-            group.addTask {
-                for await payload in replies { return payload }
-                return nil
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let reply = first else {
-                throw CastSessionError(.timedOut, "\(namespace): no reply within \(timeout.inSeconds) s")
-            }
-            return reply
+        let namespace = self.namespace
+        return try await withTimeLimit(timeout) {
+            CastSessionError(.timedOut, "\(namespace): no reply within \(timeout.inSeconds) s")
+        } _: {
+            for await payload in replies { return payload }
+            return nil
         }
     }
 

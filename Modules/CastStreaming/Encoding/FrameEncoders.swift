@@ -1,3 +1,4 @@
+import CastTransport
 import NIOConcurrencyHelpers
 
 /// Raw pictures in, ``EncodedFrame``s out (VP8 or H.264): for a program that draws its own frames — a game, a
@@ -38,6 +39,13 @@ public final class VideoFrameEncoder: @unchecked Sendable {
     /// - Returns: The frame, or `nil` when the encoder skipped this picture.
     /// - Throws: ``CastStreamingError`` with ``CastStreamingError/Code/encoderFailed``.
     public func encode(i420 picture: [UInt8], captureTime: Duration, keyFrame: Bool = false) throws -> EncodedFrame? {
+        let expected = resolution.width * resolution.height * 3 / 2
+        guard picture.count == expected else {
+            throw CastStreamingError(
+                .encoderFailed,
+                "an I420 \(resolution) picture has \(expected) bytes, not \(picture.count)"
+            )
+        }
         let ticks = Int64((captureTime.inSeconds * 90000).rounded())
         let encoded = try lock.withLock {
             try encoder.encode(i420: picture, timestamp: ticks, duration: 90000 / frameRate, keyFrame: keyFrame)

@@ -40,13 +40,6 @@ final class H264Encoder: VideoEncoder {
     func encode(i420 frame: [UInt8], timestamp: Int64, duration: Int, keyFrame: Bool) throws -> (
         data: [UInt8], isKeyFrame: Bool
     )? {
-        let expected = resolution.width * resolution.height * 3 / 2
-        guard frame.count == expected else {
-            throw CastStreamingError(
-                .encoderFailed,
-                "an I420 \(resolution) frame has \(expected) bytes, not \(frame.count)"
-            )
-        }
         var pixels = frame
         let status = pixels.withUnsafeMutableBufferPointer { buffer in
             COpenH264_encode(

@@ -79,13 +79,6 @@ final class VPXEncoder: VideoEncoder {
     func encode(i420 frame: [UInt8], timestamp: Int64, duration: Int, keyFrame: Bool) throws -> (
         data: [UInt8], isKeyFrame: Bool
     )? {
-        let expected = resolution.width * resolution.height * 3 / 2
-        guard frame.count == expected else {
-            throw CastStreamingError(
-                .encoderFailed,
-                "an I420 \(resolution) frame has \(expected) bytes, not \(frame.count)"
-            )
-        }
         var image = vpx_image_t()
         let status = frame.withUnsafeBufferPointer { pixels -> vpx_codec_err_t in
             let base = UnsafeMutablePointer(mutating: pixels.baseAddress!)

@@ -97,7 +97,9 @@ public final class MirroringSession: Sendable {
         session.add(channel)
         defer { session.remove(channel) }
         let sequenceNumber = Int.random(in: 1...1_000_000)
-        let message = try await withDeadline(answerTimeout) {
+        let message = try await withTimeLimit(answerTimeout) {
+            CastStreamingError(.answerTimedOut, "no ANSWER within \(answerTimeout.inSeconds) s")
+        } _: {
             if !channel.isConnected {
                 for await connected in connections where connected { break }
             }
@@ -247,25 +249,5 @@ public final class MirroringSession: Sendable {
                 state.senders[index]!.handle(packet, at: now)
             }
         }
-    }
-}
-
-/// Runs `body` and fails with ``CastStreamingError/Code/answerTimedOut`` when it has not returned a value
-/// within `timeout` (or returned `nil`).
-func withDeadline<Value: Sendable>(
-    _ timeout: Duration,
-    _ body: @escaping @Sendable () async throws -> Value?
-) async throws -> Value {
-    try await withThrowingTaskGroup(of: Value?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw CastStreamingError(.answerTimedOut, "no ANSWER within \(timeout.inSeconds) s")
-        }
-        return value
     }
 }
