@@ -366,7 +366,8 @@ public final class EmulatedDevice: Sendable {
             connection.abort()
         }
         if let size = faults.writesInChunksOf { connection.setOutboundChunkSize(size, interval: faults.chunkInterval) }
-        Task { [weak self] in
+        // On the connection's event loop: a request is answered in the turn of the loop that read it.
+        Task(executorPreference: connection.taskExecutor) { [weak self] in
             for await message in messages {
                 guard let self else { return }
                 self.receive(message, on: id)

@@ -258,8 +258,10 @@ import Testing
         let after = residentBytes()
         #expect(whole.status == 200)
         #expect(UInt64(whole.bodyCount) == size)
-        // sendfile: the file never passes through the process, so memory stays where it was.
-        #expect(after < before + 64 << 20, "resident memory grew from \(before >> 20) MiB to \(after >> 20) MiB")
+        // sendfile: the file never passes through the process, so memory stays where it was. The bound leaves room
+        // for the suites running beside this one in the same process (the mirroring tests hold video frames): a
+        // server that read the 4 GiB file into memory would still exceed it many times over.
+        #expect(after < before + 256 << 20, "resident memory grew from \(before >> 20) MiB to \(after >> 20) MiB")
         await server.stop()
     }
 

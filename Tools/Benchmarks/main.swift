@@ -4,6 +4,8 @@
 //   swift run -c release cast-benchmarks --castd [--devices 1000] [--only devices|commands|events|cli]
 //       (castd's figures only; needs the cast and cast-receiver products of the same configuration built:
 //       swift build -c release --product cast, and --product cast-receiver)
+//   swift run -c release cast-benchmarks --host HOST:PORT … | --table DIR
+//       (the side-by-side benchmark against a running receiver: HostBenchmark.swift; Tools/bench/run.sh runs it)
 //
 // 1. Frame codec throughput (encode + decode of a typical MEDIA_STATUS frame).
 // 2. Request round trip over TLS on loopback (GET_STATUS to an emulated device), p50/p99.
@@ -307,6 +309,42 @@ let only = CommandLine.arguments.firstIndex(of: "--only").flatMap {
     $0 + 1 < CommandLine.arguments.count ? CommandLine.arguments[$0 + 1] : nil
 }
 func runs(_ name: String) -> Bool { only == nil || only == name }
+func option(_ name: String) -> String? {
+    CommandLine.arguments.firstIndex(of: name).flatMap {
+        $0 + 1 < CommandLine.arguments.count ? CommandLine.arguments[$0 + 1] : nil
+    }
+}
+if let directory = option("--table") {
+    try printTable(directory: directory)
+    exit(0)
+}
+if let address = option("--host"), let colon = address.lastIndex(of: ":"),
+    let port = Int(address[address.index(after: colon)...])
+{
+    let host = String(address[..<colon])
+    let echoes = option("--echoes").flatMap { Int($0) } ?? 100_000
+    if let count = option("--concurrent").flatMap({ Int($0) }) {
+        try await concurrentBenchmark(
+            host: host,
+            port: port,
+            count: count,
+            idleSeconds: option("--idle").flatMap { Int($0) } ?? 10
+        )
+    } else if let count = option("--echo-sessions").flatMap({ Int($0) }) {
+        let rate = try await echoThroughput(host: host, ports: Array(port..<port + count), messages: echoes)
+        print(String(format: "echo-many %.0f", rate))
+    } else {
+        try await hostBenchmark(
+            host: host,
+            port: port,
+            sessions: option("--sessions").flatMap { Int($0) } ?? 5,
+            rounds: option("--rounds").flatMap { Int($0) } ?? 200,
+            echoes: echoes,
+            globalExecutor: CommandLine.arguments.contains("--global-executor")
+        )
+    }
+    exit(0)
+}
 if CommandLine.arguments.contains("--castd") {
     if CommandLine.arguments.contains("--nio-executor") {
         print(

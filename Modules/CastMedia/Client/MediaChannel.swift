@@ -1,14 +1,44 @@
 import CastTransport
+import NIOCore
 
 /// The answer to a media request that has been sent: await ``response()`` for the reply's JSON.
 public struct MediaReply: Sendable {
-    private let wait: @Sendable () async throws -> JSONValue
+    private enum Source: Sendable {
+        case future(EventLoopFuture<JSONValue>)
+        case wait(@Sendable () async throws -> JSONValue)
+    }
+
+    private let source: Source
 
     /// Wraps how to wait for the reply.
-    public init(_ wait: @escaping @Sendable () async throws -> JSONValue) { self.wait = wait }
+    public init(_ wait: @escaping @Sendable () async throws -> JSONValue) { source = .wait(wait) }
+
+    /// A reply completed on an event loop: the client finishes its request there, as the reply is read, without
+    /// a task.
+    public init(_ future: EventLoopFuture<JSONValue>) { source = .future(future) }
 
     /// The reply's JSON.
-    public func response() async throws -> JSONValue { try await wait() }
+    public func response() async throws -> JSONValue {
+        switch source {
+        case .future(let future): try await future.get()
+        case .wait(let wait): try await wait()
+        }
+    }
+
+    /// Calls `body` with the reply or the error: on the future's loop, or from a task on `executor`.
+    func whenComplete(
+        executor: (any TaskExecutor)?,
+        _ body: @escaping @Sendable (Result<JSONValue, any Error>) -> Void
+    ) {
+        switch source {
+        case .future(let future):
+            future.whenComplete(body)
+        case .wait(let wait):
+            Task(executorPreference: executor) {
+                do { body(.success(try await wait())) } catch { body(.failure(error)) }
+            }
+        }
+    }
 }
 
 /// What a ``RemoteMediaClient`` sends through: the media namespace of the running receiver app.

@@ -152,11 +152,19 @@ public final class RemoteMediaClient: Sendable {
 
     @discardableResult
     private func apply(statusMessage message: JSONValue, inArrivalOrder: Bool = false) -> MediaStatus? {
+        let ordered = channel.deliversRepliesInOrder
+        let replyID = message["requestId"]?.intValue ?? 0
+        if ordered, inArrivalOrder, replyID > 0 {
+            // A reply its request already applied: only its arrival is noted; the status is not decoded again.
+            let applied = state.withLockedValue { state -> Bool in
+                state.receivedReplyID = max(state.receivedReplyID, replyID)
+                return replyID <= state.appliedReplyID
+            }
+            if applied { return nil }
+        }
         let entries = message["status"]?.arrayValue ?? []
         let time = now()
         var parsed = entries.compactMap { try? MediaStatus(json: $0) }.first
-        let ordered = channel.deliversRepliesInOrder
-        let replyID = message["requestId"]?.intValue ?? 0
         let outcome = state.withLockedValue { state -> (previous: MediaStatus?, current: MediaStatus?)? in
             if ordered {
                 // A reply is applied once, by whichever path sees it first, and never after a newer reply; an
@@ -255,9 +263,11 @@ public final class RemoteMediaClient: Sendable {
             }
             replaced?.finish(.aborted(.replaced))
         }
-        var logger = self.logger
-        logger[metadataKey: CastLogMetadataKey.requestID] = "\(request.id)"
-        logger.debug("sending media request", metadata: ["cast.type": "\(type)"])
+        if logger.logLevel <= .debug {
+            var logger = self.logger
+            logger[metadataKey: CastLogMetadataKey.requestID] = "\(request.id)"
+            logger.debug("sending media request", metadata: ["cast.type": "\(type)"])
+        }
         // Sent here, synchronously, so commands reach the receiver in the order they were issued.
         let reply: MediaReply
         do {
@@ -266,15 +276,16 @@ public final class RemoteMediaClient: Sendable {
             request.finish(.failed(Self.mediaError(from: error, for: type)))
             return request
         }
-        Task(executorPreference: channel.replyExecutor) { [weak self] in
+        // Finished where the reply is read (the connection's event loop), in the same turn: no task per request.
+        reply.whenComplete(executor: channel.replyExecutor) { [weak self] result in
             let outcome: MediaRequest.Outcome
-            do {
-                let json = try await reply.response()
+            switch result {
+            case .success(let json):
                 outcome =
                     self?.interpret(json, for: type) ?? .failed(CastMediaError(.notConnected, "the client is gone"))
-            } catch is CancellationError {
+            case .failure(let error) where error is CancellationError:
                 outcome = .aborted(.cancelled)
-            } catch {
+            case .failure(let error):
                 outcome = .failed(Self.mediaError(from: error, for: type))
             }
             if let group {

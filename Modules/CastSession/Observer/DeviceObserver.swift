@@ -609,6 +609,6 @@ struct ObserverMediaChannel: MediaChannel {
             payload: payload,
             timeout: timeout ?? connection.configuration.requestTimeout
         )
-        return MediaReply { try await pending.response().json() }
+        return MediaReply(pending.futureResult.flatMapThrowing { try $0.json() })
     }
 }

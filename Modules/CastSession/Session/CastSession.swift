@@ -4,6 +4,7 @@ import CastMedia
 import CastTransport
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// A session with a receiver app on one device (GCKCastSession): the connection, the app, its media client,
 /// custom channels and device controls.
@@ -12,6 +13,10 @@ import NIOConcurrencyHelpers
 /// the context's ``ReconnectPolicy``, re-opens its virtual connections, re-attaches channels, re-fetches
 /// receiver and media status, and resumes — or ends if the app is gone.
 public final class CastSession: Sendable {
+    /// The executor of the event loop the session's connection runs on. A task that awaits the session's requests
+    /// with it as its preference (`withTaskExecutorPreference(session.executor) { … }`) runs a round trip on that
+    /// one thread: no other thread wakes for the request or its reply. Such a task must not block.
+    public var executor: any TaskExecutor { connection.taskExecutor }
     /// Where the session is in its life.
     public enum ConnectionState: Sendable, Hashable {
         case connected, suspended, disconnected
@@ -26,6 +31,7 @@ public final class CastSession: Sendable {
         var resumeWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
         var nextWaiterID = 0
         var tasks: [Task<Void, Never>] = []
+        var messageHandler: Int?
         var isEnding = false
         var reportedAuthentication: DeviceAuthentication?
         var multizoneStatus: MultizoneStatus?
@@ -112,22 +118,19 @@ public final class CastSession: Sendable {
     /// (a join of an app that already ran), returns once the app answered with its media status (or failed to,
     /// within the request timeout), so that a joined session shows what plays from its first moment.
     func attach(awaitingMediaStatus: Bool) async {
-        let messages = connection.messages()
         let events = connection.events()
-        // On the connection's event loop: a message is handled in the turn of the loop that read it.
-        let messageTask = Task(executorPreference: connection.taskExecutor) { [weak self] in
-            for await message in messages {
-                guard let self else { return }
-                self.handle(message)
-            }
-        }
+        // On the connection's event loop, as the message is read: no task wakes up per message.
+        let messageHandler = connection.addMessageHandler { [weak self] message in self?.handle(message) }
         let eventTask = Task(executorPreference: connection.taskExecutor) { [weak self] in
             for await event in events {
                 guard let self else { return }
                 await self.handle(event)
             }
         }
-        state.withLockedValue { $0.tasks += [messageTask, eventTask] }
+        state.withLockedValue { state in
+            state.tasks.append(eventTask)
+            state.messageHandler = messageHandler
+        }
         reportDeviceAuthentication(connection.deviceAuthentication)
         connectChannels()
         refreshMultizoneStatus()
@@ -325,12 +328,12 @@ public final class CastSession: Sendable {
 
     /// Ends the session; used by ``SessionManager`` and when the app goes away.
     func finish(stopApplication: Bool = false, error: CastSessionError?) async {
-        let (proceed, tasks, waiters) = state.withLockedValue {
-            state -> (Bool, [Task<Void, Never>], [CheckedContinuation<Bool, Never>]) in
-            guard !state.isEnding else { return (false, [], []) }
+        let (proceed, tasks, messageHandler, waiters) = state.withLockedValue {
+            state -> (Bool, [Task<Void, Never>], Int?, [CheckedContinuation<Bool, Never>]) in
+            guard !state.isEnding else { return (false, [], nil, []) }
             state.isEnding = true
             defer { state.resumeWaiters = [:] }
-            return (true, state.tasks, Array(state.resumeWaiters.values))
+            return (true, state.tasks, state.messageHandler, Array(state.resumeWaiters.values))
         }
         guard proceed else { return }
         emit(.willEnd(self))
@@ -353,6 +356,7 @@ public final class CastSession: Sendable {
         remoteMediaClient?.reset()
         await connection.close()
         for task in tasks { task.cancel() }
+        if let messageHandler { connection.removeMessageHandler(messageHandler) }
         if stopApplication || error?.code == .appStopped { store?.clear(deviceID: device.id) }
         stateBroadcaster.yield(.disconnected)
         logger.debug("ended")
@@ -617,6 +621,7 @@ struct SessionMediaChannel: MediaChannel {
                 )
             }
         }
+        guard ridesThrough else { return MediaReply(pending.futureResult.flatMapThrowing { try $0.json() }) }
         return MediaReply {
             do {
                 return try await pending.response().json()

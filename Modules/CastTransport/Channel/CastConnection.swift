@@ -30,6 +30,10 @@ public struct PendingReply: Sendable {
     /// once a later request's reply was received, an earlier request's reply — if the peer sent one — is here.
     public var arrivedReply: CastMessage? { arrived.message.withLockedValue { $0 } }
 
+    /// The reply, completed on the connection's event loop as it is read (or failed by the timeout or the
+    /// connection's end): for a layer that finishes its own request there instead of in a task.
+    package var futureResult: EventLoopFuture<CastMessage> { promise.futureResult }
+
     /// Waits for the reply, the timeout or the connection's end.
     ///
     /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/requestTimedOut``,
@@ -234,7 +238,12 @@ public final class CastConnection: Sendable {
         let channel: any Channel
         let (host, port) = state.withLockedValue { ($0.host, $0.port) }
         do {
-            channel = try await bootstrap.connect(host: host, port: port).get()
+            // An address needs no resolver (getaddrinfo on another thread) and no happy-eyeballs race.
+            if let address = try? SocketAddress(ipAddress: host, port: port) {
+                channel = try await bootstrap.connect(to: address).get()
+            } else {
+                channel = try await bootstrap.connect(host: host, port: port).get()
+            }
         } catch {
             handshake.fail(error)
             var failure = CastTransportError(
@@ -484,6 +493,16 @@ public final class CastConnection: Sendable {
     /// A new, independent stream of every inbound message addressed to us or to `*` (replies included; heartbeat
     /// traffic excluded). It ends when the connection is closed for good.
     public func messages() -> AsyncStream<CastMessage> { inbound.makeStream() }
+
+    /// Calls `handler` with every message ``messages()`` delivers, synchronously on the connection's event loop as
+    /// the message is read: no task wakes up per message. It must be quick and must not block. Answers the id
+    /// ``removeMessageHandler(_:)`` takes; handlers are dropped when the connection is closed for good.
+    package func addMessageHandler(_ handler: @escaping @Sendable (CastMessage) -> Void) -> Int {
+        inbound.addHandler(handler)
+    }
+
+    /// Stops calling a handler of ``addMessageHandler(_:)``.
+    package func removeMessageHandler(_ id: Int) { inbound.removeHandler(id) }
 
     /// A new, independent stream of connection events. It ends when the connection is closed for good.
     public func events() -> AsyncStream<CastConnectionEvent> { lifecycle.makeStream() }

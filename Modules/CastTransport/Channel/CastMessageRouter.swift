@@ -52,7 +52,9 @@ final class CastMessageRouter: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var message = unwrapInboundIn(data)
         var requestID: Int?
-        if let parsed = message.parsingJSON() {
+        // Only a reply needs its requestId read here (parsed once, kept for the message's consumers); with no
+        // request outstanding, a custom namespace's text is never parsed as JSON.
+        if !outstanding.isEmpty, let parsed = message.parsingJSON() {
             message = parsed.message
             requestID = parsed.json["requestId"]?.intValue
         }

@@ -57,7 +57,10 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
     /// Delivers `element` to every current subscriber and handler.
     package func yield(_ element: Element) {
         let (continuations, handlers) = state.withLockedValue { state in
-            (Array(state.continuations.values), state.handlers.isEmpty ? [] : Array(state.handlers.values))
+            (
+                state.continuations.isEmpty ? [] : Array(state.continuations.values),
+                state.handlers.isEmpty ? [] : Array(state.handlers.values)
+            )
         }
         for handler in handlers { handler(element) }
         for continuation in continuations { continuation.yield(element) }

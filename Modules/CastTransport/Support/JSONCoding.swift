@@ -56,6 +56,12 @@ extension JSONValue {
 
     private static func write(string: String, to output: inout String) {
         output += "\""
+        // Most strings need no escape: copy them whole.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            output += string
+            output += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": output += "\\\""
@@ -93,7 +99,12 @@ private struct JSONParser {
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
     }
 
     private mutating func parseValue() throws -> JSONValue {
@@ -207,6 +218,12 @@ private struct JSONParser {
             }
             guard digits() > 0 else { throw error("expected exponent digits") }
         }
+        if index - start == integerDigits + (start == integerStart ? 0 : 1), integerDigits <= 15 {
+            // An integer that a Double holds exactly: no text to convert.
+            var value = 0
+            for byte in bytes[integerStart..<index] { value = value * 10 + Int(byte - UInt8(ascii: "0")) }
+            return .number(start == integerStart ? Double(value) : -Double(value))
+        }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         // `Double("1e400")` is infinity: a number beyond Double's range is an error, not a value no JSON can write.
         guard let value = Double(text), value.isFinite else { throw error("number out of range") }
@@ -233,6 +250,18 @@ private struct JSONParser {
 
     private mutating func parseString() throws -> String {
         index += 1
+        // Most strings have no escape: decoded in one piece.
+        let start = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"),
+            bytes[index] >= 0x20
+        {
+            index += 1
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+            index += 1
+            return String(decoding: bytes[start..<index - 1], as: UTF8.self)
+        }
+        index = start
         var scalars = String.UnicodeScalarView()
         var runStart = index
         func flushRun() {
