@@ -66,6 +66,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CVPX", path: "Modules/CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "COpus", path: "Modules/COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CAOM", path: "Modules/CAOM", pkgConfig: "aom", providers: [.apt(["libaom-dev"])]),
         .systemLibrary(
             name: "COpenH264",
             path: "Modules/COpenH264",
@@ -189,6 +190,7 @@ let package = Package(
         .target(
             name: "CastStreaming",
             dependencies: [
+                "CAOM",
                 "COpenH264",
                 "COpus",
                 "CVPX",

@@ -86,7 +86,7 @@ expect "dpkg-deb --info: Package, Version (VERSION), Architecture" \
     eval 'has_line "$info" "^ Package: swift-cast$" && has_line "$info" "^ Version: ${version//./\\.}$" && has_line "$info" "^ Architecture: $arch$"'
 depends=$(dpkg-deb --field "$deb" Depends)
 echo "Depends (dpkg-shlibdeps): $depends"
-for library in libssl3 libavahi-client3 libxml2 libmosquitto1 libvpx7 libopus0 libopenh264-7 libc6; do
+for library in libssl3 libavahi-client3 libxml2 libmosquitto1 libvpx7 libopus0 libopenh264-7 libaom3 libc6; do
     expect "Depends names $library" has_line "${depends//, /$'\n'}" "^$library( |$)"
 done
 expect "Depends names no Swift or ICU run-time" eval '! grep -Eiq "swift|icu|foundation" <<< "$depends"'

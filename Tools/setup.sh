@@ -4,7 +4,7 @@
 #   Tools/setup.sh test     plus what the test suite uses (openssl CLI, Python venv, Avahi lab, tmux, mosquitto,
 #                           headless Chromium, lintian for the package checks)
 set -euo pipefail
-packages=(libssl-dev libavahi-client-dev libxml2-dev libmosquitto-dev libvpx-dev libopus-dev libopenh264-dev pkg-config)
+packages=(libssl-dev libavahi-client-dev libxml2-dev libmosquitto-dev libvpx-dev libopus-dev libopenh264-dev libaom-dev pkg-config)
 if [ "${1:-}" = "test" ]; then
     packages+=(openssl python3 python3-venv avahi-daemon avahi-utils dbus-daemon iproute2 nftables tmux protobuf-compiler ffmpeg systemd mosquitto mosquitto-clients chromium chromium-driver lintian xvfb x11-utils)
 fi

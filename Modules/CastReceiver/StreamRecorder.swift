@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Writes the video a mirroring session receives to a file ffmpeg decodes (`cast-receiver --stream-record`): VP8
-/// and VP9 as IVF (90 kHz timestamps), H.264 as its Annex B stream.
+/// VP9 and AV1 as IVF (90 kHz timestamps), H.264 as its Annex B stream.
 /// Frames before the first key frame are skipped.
 public final class StreamRecorder: Sendable {
     private struct State: Sendable {
@@ -60,6 +60,9 @@ public final class StreamRecorder: Sendable {
                 } else if frame.data[0] >> 6 == 2, frame.data[1...3] == [0x49, 0x83, 0x42] {
                     // A VP9 key frame (its size is deep in a bit-packed header: the decoder reads it there).
                     fourCC = "VP90"
+                } else if frame.data.starts(with: [0x12, 0x00]) {
+                    // An AV1 temporal unit, starting with its temporal delimiter OBU.
+                    fourCC = "AV01"
                 } else {
                     return
                 }

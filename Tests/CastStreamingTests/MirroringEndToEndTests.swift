@@ -234,6 +234,22 @@ import Testing
         }
     }
 
+    @Test func av1IsSentAsTemporalUnits() async throws {
+        try await withMirroringSession({ $0.videoCodecs = ["av1"] }) { session, device, arrivals in
+            let frames = await mirrorTestPattern(
+                offering: VideoFrameEncoder.codecs,
+                on: session,
+                until: 5,
+                of: arrivals
+            )
+            let first = try #require(frames.first)
+            // A temporal delimiter OBU (type 2, no payload), then the sequence header OBU (type 1) of a key frame.
+            #expect(first.isKeyFrame && first.data.starts(with: [0x12, 0x00]))
+            #expect(first.data.count > 2 && (first.data[2] >> 3) & 0x0F == 1)
+            #expect(device.streamingEndpoint?.statistics[.video]?.framesCompleted ?? 0 >= 5)
+        }
+    }
+
     /// ffmpeg's moving test pattern and tone, encoded here (VP8, Opus) and mirrored until two seconds of video
     /// have been received; with `loss`, the receiver drops that share of RTP packets and NACKs them.
     @Test(arguments: [0.0, 0.05])

@@ -18,7 +18,7 @@ struct ScreenCommand: AsyncParsableCommand {
         abstract: "Mirror the screen, a window or any video to a TV over Cast Streaming (as Chrome does).",
         discussion: """
             Captures with ffmpeg (X11: the DISPLAY, --window or --region; --input for any file, URL or device), \
-            encodes VP8, VP9 or H.264 (and Opus with --audio) here and streams it to the mirroring app at a --delay of 400 ms. \
+            encodes VP8, VP9, H.264 or AV1 (and Opus with --audio) here and streams it to the mirroring app at a --delay of 400 ms. \
             Runs until Ctrl-C, --duration, or `cast stop`. Examples: cast screen, cast screen --window Firefox \
             --audio, cast screen --region 1280x720+0+0, cast screen --input movie.mkv --audio --duration 60
             """
@@ -32,7 +32,7 @@ struct ScreenCommand: AsyncParsableCommand {
     @Flag(help: "Also send this computer's sound (the desktop's monitor, or --input's own sound).") var audio = false
     @Option(help: "Target playout delay in milliseconds.") var delay = 400
     @Option(help: "Highest video bit rate, bits per second.") var maxBitrate = 5_000_000
-    @Option(help: "Video codec: vp8, vp9, h264, or auto (offer all; the TV picks).") var codec = "vp8"
+    @Option(help: "Video codec: vp8, vp9, h264, av1, or auto (offer all; the TV picks).") var codec = "vp8"
     @Option(help: "Picture size sent, WxH.") var size = "1280x720"
     @Option(help: "Frames per second.") var fps = 30
     @Option(help: "Stop after this many seconds.") var duration: Double?
@@ -46,10 +46,10 @@ struct ScreenCommand: AsyncParsableCommand {
             options.maximumBitRate = maxBitrate
             options.targetDelay = .milliseconds(Int64(delay))
             switch codec {
-            case "vp8", "vp9", "h264": options.videoCodecs = [codec]
-            // Chrome's order; the TV takes the first it decodes, by its own preference.
-            case "auto": options.videoCodecs = ["vp9", "h264", "vp8"]
-            default: throw CLIError(.usage, "--codec \(codec): vp8, vp9, h264 or auto")
+            // auto offers them all (Chrome's order); the TV takes the one it prefers.
+            case "auto": options.videoCodecs = VideoFrameEncoder.codecs
+            case _ where VideoFrameEncoder.codecs.contains(codec): options.videoCodecs = [codec]
+            default: throw CLIError(.usage, "--codec \(codec): vp8, vp9, h264, av1 or auto")
             }
             options.video = try await videoSource(frameRate: fps)
             if audio { options.audio = input.map { $0 == "test" ? .testPattern() : .input($0) } ?? .desktopAudio() }

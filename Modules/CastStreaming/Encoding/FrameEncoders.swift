@@ -6,7 +6,10 @@ import NIOConcurrencyHelpers
 /// encoded one at a time; any thread may call.
 public final class VideoFrameEncoder: @unchecked Sendable {
     // @unchecked: the encoder is only touched under `lock`.
-    /// `vp8` or `h264`.
+    /// The codecs encoded here, in the order Chrome prefers them when a receiver takes several.
+    public static let codecs = ["av1", "vp9", "h264", "vp8"]
+
+    /// One of ``codecs``.
     public let codec: String
     public let resolution: Resolution
     public let frameRate: Int

@@ -1,5 +1,5 @@
 /// What the mirror needs of a video encoder: I420 frames in, one access unit out, key frames on request and
-/// bit-rate changes from the next frame: ``VPXEncoder`` (VP8, VP9) and ``H264Encoder``.
+/// bit-rate changes from the next frame: ``VPXEncoder`` (VP8, VP9), ``H264Encoder`` and ``AV1Encoder``.
 protocol VideoEncoder: AnyObject {
     /// Changes the target bit rate from the next frame on.
     func setBitRate(_ bitRate: Int)
@@ -10,10 +10,7 @@ protocol VideoEncoder: AnyObject {
     )?
 }
 
-/// The codecs encoded here, in the order a sender prefers them when a receiver takes several (Chrome's order).
-let encodableVideoCodecs = ["vp9", "h264", "vp8"]
-
-/// The encoder for `codec` (`vp8`, `vp9` or `h264`).
+/// The encoder for `codec` (`vp8`, `vp9`, `h264` or `av1`).
 ///
 /// - Throws: ``CastStreamingError`` with ``CastStreamingError/Code/encoderFailed`` for another codec or settings
 ///   the encoder refuses.
@@ -22,6 +19,7 @@ func makeVideoEncoder(codec: String, resolution: Resolution, frameRate: Int, bit
     case "vp8": try VPXEncoder(resolution: resolution, frameRate: frameRate, bitRate: bitRate)
     case "vp9": try VPXEncoder(vp9: true, resolution: resolution, frameRate: frameRate, bitRate: bitRate)
     case "h264": try H264Encoder(resolution: resolution, frameRate: frameRate, bitRate: bitRate)
-    default: throw CastStreamingError(.encoderFailed, "no \(codec) encoder here: vp8, vp9 and h264 are")
+    case "av1": try AV1Encoder(resolution: resolution, frameRate: frameRate, bitRate: bitRate)
+    default: throw CastStreamingError(.encoderFailed, "no \(codec) encoder here: vp8, vp9, h264 and av1 are")
     }
 }

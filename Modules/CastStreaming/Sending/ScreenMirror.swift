@@ -25,8 +25,8 @@ public struct ScreenMirror: Sendable {
         public var audioBitRate = 128_000
         /// The target playout delay: how far behind capture the receiver plays. Defaults to 400 ms.
         public var targetDelay: Duration = .milliseconds(400)
-        /// Video codecs to offer, each as its own stream; the receiver picks one by its own preference. `vp8`,
-        /// `vp9` and `h264` are encoded here. Defaults to VP8 alone, which every receiver decodes.
+        /// Video codecs to offer, each as its own stream; the receiver picks one by its own preference (any of
+        /// ``VideoFrameEncoder/codecs``). Defaults to VP8 alone, which every receiver decodes.
         public var videoCodecs = ["vp8"]
 
         /// The defaults: no source yet.
