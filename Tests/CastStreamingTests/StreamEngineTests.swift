@@ -181,22 +181,32 @@ import Testing
         #expect(controller.current == 1_078_000)  // nothing sent: no change
     }
 
-    @Test func atTheLowestBitRateTheFrameRateGivesWay() {
+    @Test func atTheLowestBitRateTheFrameRateThenTheSizeGiveWay() {
         var controller = BitrateController(minimum: 300_000, maximum: 5_000_000, start: 300_000)
         var statistics = StreamStatistics()
-        for (refused, interval) in [(1, 2), (2, 4), (3, 4)] {
+        for (refused, interval, divisor) in [(1, 2, 1), (2, 4, 1), (3, 4, 2), (4, 4, 2)] {
             statistics.framesRefused = refused
             statistics.packetsSent += 10
             #expect(controller.update(with: statistics) == 300_000)
-            #expect(controller.frameInterval == interval)
+            #expect(controller.frameInterval == interval && controller.resolutionDivisor == divisor)
         }
-        // Clean periods bring the frame rate back first, then the bit rate.
-        for interval in [2, 1] {
+        // Clean periods undo them in the opposite order, then raise the bit rate.
+        for (interval, divisor) in [(4, 1), (2, 1), (1, 1)] {
             statistics.packetsSent += 100
             #expect(controller.update(with: statistics) == 300_000)
-            #expect(controller.frameInterval == interval)
+            #expect(controller.frameInterval == interval && controller.resolutionDivisor == divisor)
         }
         statistics.packetsSent += 100
         #expect(controller.update(with: statistics) == 330_000)
+    }
+
+    @Test func aHalvedPictureAveragesEachBlock() {
+        let size = Resolution(width: 4, height: 4)
+        // Y: a 4x4 plane; U and V: 2x2 each.
+        let luma: [UInt8] = [10, 20, 200, 200, 30, 40, 100, 104, 0, 0, 255, 255, 0, 4, 255, 255]
+        let picture = luma + [7, 9, 11, 13] + [250, 6, 0, 0]
+        #expect(I420.halved(size) == Resolution(width: 2, height: 2))
+        // Each output sample is the rounded mean of its 2x2 block: Y 2x2, U and V 1x1.
+        #expect(I420.halve(picture, from: size) == [25, 151, 1, 255, 10, 64])
     }
 }

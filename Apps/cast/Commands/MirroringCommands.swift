@@ -187,6 +187,7 @@ enum Mirroring {
     static func statusLine(_ progress: ScreenMirror.Progress) -> String {
         var parts: [String] = []
         if let video = progress.video {
+            parts.append("\(progress.resolution)")
             parts.append(String(format: "%.0f fps", progress.framesPerSecond))
             parts.append("\(progress.targetBitRate / 1000) kbit/s target")
             parts.append("\(video.framesSent) frames, \(video.framesRefused) dropped")
@@ -217,6 +218,8 @@ enum Mirroring {
             "framesPerSecond": .number(progress.framesPerSecond),
             "targetBitRate": .number(Double(progress.targetBitRate)),
             "sentBitRate": .number(progress.sentBitRate.rounded()),
+            "resolution": .string("\(progress.resolution)"),
+            "frameInterval": .number(Double(progress.frameInterval)),
         ]
         if let video = progress.video { object["video"] = stream(video) }
         if let audio = progress.audio { object["audio"] = stream(audio) }

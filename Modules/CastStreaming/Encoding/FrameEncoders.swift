@@ -42,7 +42,7 @@ public final class VideoFrameEncoder: @unchecked Sendable {
     /// - Returns: The frame, or `nil` when the encoder skipped this picture.
     /// - Throws: ``CastStreamingError`` with ``CastStreamingError/Code/encoderFailed``.
     public func encode(i420 picture: [UInt8], captureTime: Duration, keyFrame: Bool = false) throws -> EncodedFrame? {
-        let expected = resolution.width * resolution.height * 3 / 2
+        let expected = I420.size(of: resolution)
         guard picture.count == expected else {
             throw CastStreamingError(
                 .encoderFailed,

@@ -41,6 +41,10 @@ public struct ScreenMirror: Sendable {
         public var targetBitRate: Int
         /// Bits per second actually sent over the last period (all streams, retransmissions included).
         public var sentBitRate: Double
+        /// The picture's size now: ``Options/resolution``, or half of it while the network cannot carry more.
+        public var resolution: Resolution
+        /// Frames sent of those captured: 1 normally, 2 or 4 while the lowest bit rate is too much.
+        public var frameInterval: Int
         public var video: StreamStatistics?
         public var audio: StreamStatistics?
     }
@@ -129,30 +133,53 @@ public struct ScreenMirror: Sendable {
         )
         let encodedFrames = NIOLockedValueBox(0)
         let started = StreamingMoment.now().monotonic
+        let currentResolution = { @Sendable in
+            controller.withLockedValue { $0.resolutionDivisor } == 1
+                ? options.resolution : I420.halved(options.resolution)
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let videoCapture {
-                let encoder = try VideoFrameEncoder(
-                    codec: mirroring.stream(.video)?.codecName ?? "vp8",
-                    resolution: options.resolution,
-                    frameRate: options.frameRate,
-                    bitRate: controller.withLockedValue { $0.current }
+                let codec = mirroring.stream(.video)?.codecName ?? "vp8"
+                let makeEncoder = { @Sendable (resolution: Resolution, bitRate: Int) in
+                    try VideoFrameEncoder(
+                        codec: codec,
+                        resolution: resolution,
+                        frameRate: options.frameRate,
+                        bitRate: bitRate
+                    )
+                }
+                // Replaced when the controller halves the picture, or restores it.
+                let encoder = NIOLockedValueBox(
+                    try makeEncoder(options.resolution, controller.withLockedValue { $0.current })
                 )
                 let captured = NIOLockedValueBox(0)
                 group.addTask {
                     try await videoCapture.run { frame in
-                        let (bitRate, interval) = controller.withLockedValue { ($0.current, $0.frameInterval) }
+                        let (bitRate, interval, divisor) = controller.withLockedValue {
+                            ($0.current, $0.frameInterval, $0.resolutionDivisor)
+                        }
                         // When even the lowest bit rate is too much, frames are skipped here, before encoding.
                         let count = captured.withLockedValue { count -> Int in
                             defer { count += 1 }
                             return count
                         }
                         guard count % interval == 0 else { return }
-                        encoder.setBitRate(bitRate)
+                        let size = divisor == 1 ? options.resolution : I420.halved(options.resolution)
+                        var current = encoder.withLockedValue { $0 }
+                        var newSize = false
+                        if current.resolution != size {
+                            current = try makeEncoder(size, bitRate)
+                            encoder.withLockedValue { $0 = current }
+                            newSize = true
+                        }
+                        current.setBitRate(bitRate)
+                        let picture = divisor == 1 ? frame.bytes : I420.halve(frame.bytes, from: options.resolution)
                         guard
-                            let encoded = try encoder.encode(
-                                i420: frame.bytes,
+                            let encoded = try current.encode(
+                                i420: picture,
                                 captureTime: frame.arrival.monotonic,
-                                keyFrame: mirroring.wantsKeyFrame(on: .video)
+                                // A new size starts with a key frame, which carries it.
+                                keyFrame: newSize || mirroring.wantsKeyFrame(on: .video)
                             )
                         else { return }
                         encodedFrames.withLockedValue { $0 += 1 }
@@ -192,6 +219,8 @@ public struct ScreenMirror: Sendable {
                             framesPerSecond: Double(frames - lastFrames) * 2,
                             targetBitRate: bitRate ?? 0,
                             sentBitRate: Double(bytes - lastBytes) * 16,
+                            resolution: currentResolution(),
+                            frameInterval: controller.withLockedValue { $0.frameInterval },
                             video: statistics[.video],
                             audio: statistics[.audio]
                         )
@@ -212,6 +241,8 @@ public struct ScreenMirror: Sendable {
                 framesPerSecond: Double(encodedFrames.withLockedValue { $0 }) / elapsed,
                 targetBitRate: controller.withLockedValue { $0.current },
                 sentBitRate: Double(statistics.values.reduce(0) { $0 + $1.bytesSent } * 8) / elapsed,
+                resolution: currentResolution(),
+                frameInterval: controller.withLockedValue { $0.frameInterval },
                 video: statistics[.video],
                 audio: statistics[.audio]
             )
