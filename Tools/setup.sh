@@ -6,7 +6,7 @@
 set -euo pipefail
 packages=(libssl-dev libavahi-client-dev libxml2-dev libmosquitto-dev libvpx-dev libopus-dev libopenh264-dev libaom-dev pkg-config)
 if [ "${1:-}" = "test" ]; then
-    packages+=(openssl python3 python3-venv avahi-daemon avahi-utils dbus-daemon iproute2 nftables tmux protobuf-compiler ffmpeg systemd mosquitto mosquitto-clients chromium chromium-driver lintian xvfb x11-utils)
+    packages+=(openssl python3 python3-venv avahi-daemon avahi-utils dbus-daemon iproute2 nftables tmux protobuf-compiler ffmpeg systemd mosquitto mosquitto-clients chromium chromium-driver lintian xvfb x11-utils pulseaudio)
 fi
 missing=()
 for package in "${packages[@]}"; do

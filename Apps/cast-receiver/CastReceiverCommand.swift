@@ -8,6 +8,7 @@ import CastVersion
 import Dispatch
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -148,8 +149,14 @@ struct CastReceiverCommand: AsyncParsableCommand {
     var streamCodecs = "vp8,h264"
     @Option(help: "Cast Streaming: write the receivers' statistics as JSON to this file (every second and at exit).")
     var streamStats: String?
-    @Option(help: "Cast Streaming: write the video received to this IVF file (ffmpeg reads it).")
+    @Option(help: "Cast Streaming: write the video received to this file (IVF; H.264 as Annex B; ffmpeg reads both).")
     var streamRecord: String?
+    @Option(help: "Cast Streaming: write the sound received to this Ogg Opus file.")
+    var streamRecordAudio: String?
+    @Flag(
+        help: "Cast Streaming: decode what each device receives with ffmpeg; the statistics say what decoded."
+    )
+    var decode = false
 
     func validate() throws {
         guard devices >= 1 else { throw ValidationError("--devices must be at least 1") }
@@ -230,10 +237,17 @@ struct CastReceiverCommand: AsyncParsableCommand {
         streaming.lossRate = streamLoss
         streaming.videoCodecs = streamCodecs.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         streaming.jitter = .microseconds(Int64(streamJitter * 1000))
-        if let streamRecord {
-            let recorder = try StreamRecorder(path: streamRecord)
-            streaming.frameHandler = { recorder.record($0, $1) }
+        let recorders = try [
+            streamRecord.map { try StreamRecorder(path: $0, kind: .video) },
+            streamRecordAudio.map { try StreamRecorder(path: $0, kind: .audio) },
+        ].compactMap { $0 }
+        if decode {
+            do { _ = try StreamDecoder(kind: .video) } catch let error as CastReceiverError {
+                throw ValidationError("--decode: \(error.message)")
+            }
         }
+        // Each device decodes its own streams.
+        let decoders = NIOLockedValueBox<[String: [StreamDecoder]]>([:])
 
         // What every device (and the group's endpoint) shares.
         let behave = { (configuration: inout DeviceConfiguration) in
@@ -249,6 +263,12 @@ struct CastReceiverCommand: AsyncParsableCommand {
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
             configuration.handshakeTimeout = .milliseconds(Int64(handshakeTimeout * 1000))
             configuration.streaming = streaming
+            let deviceDecoders = decode ? [try? StreamDecoder(kind: .video), try? StreamDecoder(kind: .audio)] : []
+            let sinks = (recorders.map { $0.record } + deviceDecoders.compactMap { $0?.decode })
+            decoders.withLockedValue { $0[configuration.id] = deviceDecoders.compactMap { $0 } }
+            if !sinks.isEmpty {
+                configuration.streaming.frameHandler = { kind, frame in sinks.forEach { $0(kind, frame) } }
+            }
         }
         let configurations = CastReceiverEmulator.configurations(
             count: devices,
@@ -307,10 +327,11 @@ struct CastReceiverCommand: AsyncParsableCommand {
         let moveSignal = emulator.group.map { Self.movesLeaderOnSIGUSR1($0, publisher: publisher) }
         defer { moveSignal?.cancel() }
         let termination = TerminationSignal()
+        let endpoints = emulator.devices + (emulator.group.map { [$0.endpoint] } ?? [])
         let statistics = streamStats.map { path in
             Task {
                 while !Task.isCancelled {
-                    Self.writeStreamingStatistics(of: emulator.devices, to: path)
+                    Self.writeStreamingStatistics(of: endpoints, decoders: decoders.withLockedValue { $0 }, to: path)
                     try? await Task.sleep(for: .seconds(1))
                 }
             }
@@ -318,7 +339,11 @@ struct CastReceiverCommand: AsyncParsableCommand {
         say("cast-receiver: ready (Ctrl-C to stop)")
         let signal = await termination.wait()
         statistics?.cancel()
-        if let streamStats { Self.writeStreamingStatistics(of: emulator.devices, to: streamStats) }
+        if let streamStats {
+            // What ffmpeg still decodes counts too.
+            for decoder in decoders.withLockedValue({ $0 }).values.joined() { _ = await decoder.finish() }
+            Self.writeStreamingStatistics(of: endpoints, decoders: decoders.withLockedValue { $0 }, to: streamStats)
+        }
         say("cast-receiver: \(signal == SIGINT ? "SIGINT" : "SIGTERM"), shutting down")
         if let publisher {
             let count = publisher.publishedIDs.count
@@ -328,9 +353,13 @@ struct CastReceiverCommand: AsyncParsableCommand {
         await emulator.stop()
     }
 
-    /// What each device's mirroring receiver has received so far, by device id (devices not mirroring are left
-    /// out). The file is replaced whole, so a reader never sees half of it.
-    private static func writeStreamingStatistics(of devices: [EmulatedDevice], to path: String) {
+    /// What each device's mirroring receiver has received (and, with `--decode`, what ffmpeg decoded) so far, by
+    /// device id (devices not mirroring are left out). The file is replaced whole, so a reader never sees half of it.
+    private static func writeStreamingStatistics(
+        of devices: [EmulatedDevice],
+        decoders: [String: [StreamDecoder]],
+        to path: String
+    ) {
         var object: [String: JSONValue] = [:]
         for device in devices {
             guard let endpoint = device.streamingEndpoint else { continue }
@@ -338,6 +367,11 @@ struct CastReceiverCommand: AsyncParsableCommand {
             for (kind, statistics) in endpoint.statistics {
                 streams[kind == .video ? "video" : "audio"] = statistics.json
             }
+            var decoded: [String: JSONValue] = [:]
+            for decoder in decoders[device.configuration.id] ?? [] where decoder.statistics.framesFed > 0 {
+                decoded[decoder.kind == .video ? "video" : "audio"] = decoder.statistics.json
+            }
+            if !decoded.isEmpty { streams["decoded"] = .object(decoded) }
             object[device.configuration.id] = .object(streams)
         }
         LocalFiles.writeAtomically(Array((JSONValue.object(object).jsonString + "\n").utf8), to: path)

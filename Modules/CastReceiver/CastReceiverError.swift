@@ -3,7 +3,7 @@ public struct CastReceiverError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case invalidConfiguration, listenFailed, notRunning
+            case invalidConfiguration, listenFailed, notRunning, toolMissing
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -14,6 +14,9 @@ public struct CastReceiverError: Error, Sendable, CustomStringConvertible {
         public static let listenFailed = Code(.listenFailed)
         /// The operation needs a started device.
         public static let notRunning = Code(.notRunning)
+        /// An external program a feature needs (ffmpeg, to decode what a mirroring session receives) is not
+        /// installed; the message says what to install.
+        public static let toolMissing = Code(.toolMissing)
 
         public var description: String { base.rawValue }
     }

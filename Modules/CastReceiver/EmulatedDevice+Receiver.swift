@@ -121,7 +121,10 @@ extension EmulatedDevice {
     /// Ends the running app: CLOSE from its transport to every sender connected to it, then Backdrop.
     func stopRunningApp(state: inout State, replacing: Bool = false) -> [Outgoing] {
         guard state.running.app.kind != .idleScreen || replacing else { return [] }
-        if let streaming = state.running.streaming { Task { await streaming.close() } }
+        if let streaming = state.running.streaming {
+            wireLog?.recordStreaming(streaming, device: configuration.id)
+            Task { await streaming.close() }
+        }
         let transportID = state.running.transportID
         var out: [Outgoing] = []
         for (id, var peer) in state.peers.sorted(by: { $0.key < $1.key }) {

@@ -1,3 +1,4 @@
+import CastStreaming
 import CastTransport
 import NIOConcurrencyHelpers
 
@@ -10,7 +11,8 @@ import Darwin
 #endif
 
 /// Writes every frame in and out as one JSON line, in the shape of shared/golden (`dir`, `source_id`,
-/// `destination_id`, `namespace`, `payload_type`, `payload_utf8` or `payload_binary`, `frame_hex`, `t`).
+/// `destination_id`, `namespace`, `payload_type`, `payload_utf8` or `payload_binary`, `frame_hex`, `t`), and what
+/// each mirroring session received when it ends.
 public final class WireLog: Sendable {
     private let descriptor: Int32
     private let lock = NIOLockedValueBox(())
@@ -48,6 +50,21 @@ public final class WireLog: Sendable {
             line["payload_binary"] = .string(bytes.hex)
         }
         if let frame = try? message.encodedFrame() { line["frame_hex"] = .string(frame.hex) }
+        append(line)
+    }
+
+    /// Records what a Cast Streaming receiver received, when its session ends (`dir` is `stream`): per stream,
+    /// packets, frames completed, late and recovered, NACKs, sender reports and capture-to-receipt delays.
+    func recordStreaming(_ endpoint: StreamingReceiverEndpoint, device: String) {
+        var streams: [String: JSONValue] = ["simulatedLoss": .number(Double(endpoint.dropped.simulated))]
+        for (kind, statistics) in endpoint.statistics { streams[kind == .video ? "video" : "audio"] = statistics.json }
+        append([
+            "t": .number((clock.now * 1000).rounded() / 1000), "dir": "stream", "device": .string(device),
+            "udp_port": .number(Double(endpoint.answer.udpPort)), "statistics": .object(streams),
+        ])
+    }
+
+    private func append(_ line: JSONValue) {
         let text = Array((line.jsonString + "\n").utf8)
         lock.withLockedValue { _ in
             _ = text.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }

@@ -846,8 +846,10 @@ def mirroring():
     check("screen over that link: every frame completed or dropped as late (but those in flight at the end)",
           sent > 0 and accounted >= acknowledged and sent - accounted <= 3, (sent, acknowledged, video))
 
-    h264_recording = os.path.join(work, "received.h264")
-    h264 = start_receiver("--stream-record", h264_recording)
+    h264_recording, h264_stats = os.path.join(work, "received.h264"), os.path.join(work, "h264.json")
+    h264_log = os.path.join(work, "h264-wire.jsonl")
+    h264 = start_receiver("--stream-record", h264_recording, "--stream-stats", h264_stats, "--decode",
+                          "--wire-log", h264_log)
     code, payload, output = cast("screen", "--host", f"127.0.0.1:{h264}", "--codec", "h264", "--window", "Pattern",
                                  "--display", display, "--duration", "4", "--json", timeout=60)
     probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-show_entries",
@@ -857,9 +859,22 @@ def mirroring():
     check("screen --codec h264: an H.264 stream that decodes at 1280x720",
           code == 0 and decoded.get("codec_name") == "h264" and decoded.get("width") == 1280
           and int(decoded.get("nb_read_frames", 0)) >= 60, (decoded, output))
+    sent = ((payload or {}).get("video") or {}).get("framesSent", 0)
+    # The decoder may hold back the last frames of a stream (reordering) until it ends.
+    wait_until(lambda: decoded_statistics(h264_stats, "video").get("framesDecoded", 0) >= sent - 6)
+    live = decoded_statistics(h264_stats, "video")
+    check("cast-receiver --decode: ffmpeg decoded the H.264 frames as they arrived, without an error",
+          live.get("codec") == "h264" and live.get("framesFed", 0) >= sent - 3
+          and live.get("framesDecoded", 0) >= live.get("framesFed", 0) - 6 and live.get("errors") == 0, (live, sent))
+    with open(h264_log) as file:
+        ended = [json.loads(line) for line in file if '"dir":"stream"' in line.replace(" ", "")]
+    video = ((ended[-1] if ended else {}).get("statistics") or {}).get("video") or {}
+    check("cast-receiver --wire-log: the mirroring session's statistics when it ended",
+          video.get("framesCompleted", 0) >= sent - 3 and video.get("delayP50") is not None, ended)
 
-    audio_stats = os.path.join(work, "audio.json")
-    speaker = start_receiver("--stream-stats", audio_stats, "--name", "Kitchen speaker")
+    audio_stats, audio_recording = os.path.join(work, "audio.json"), os.path.join(work, "received.ogg")
+    speaker = start_receiver("--stream-stats", audio_stats, "--name", "Kitchen speaker", "--decode",
+                             "--stream-record-audio", audio_recording)
     code, payload, output = cast("audio", "--host", f"127.0.0.1:{speaker}", "--input", "test", "--duration", "3",
                                  "--json", timeout=60)
     frames = ((payload or {}).get("audio") or {}).get("framesSent", 0)
@@ -867,6 +882,107 @@ def mirroring():
     received = stream_statistics(audio_stats).get("audio", {}).get("framesCompleted", 0)
     check("audio --input test: Opus frames (10 ms each) all received", code == 0 and frames >= 200 and received >= frames,
           f"{received} of {frames}; {output}")
+    wait_until(lambda: decoded_statistics(audio_stats, "audio").get("framesDecoded", 0) >= frames - 1)
+    live = decoded_statistics(audio_stats, "audio")
+    check("cast-receiver --decode: ffmpeg decoded every Opus packet without an error",
+          live.get("codec") == "opus" and live.get("framesDecoded", 0) >= frames - 1 and live.get("errors") == 0, live)
+    level = mean_volume(audio_recording)
+    check("--stream-record-audio: an Ogg Opus file of the whole tone (ffmpeg measures its level)",
+          level is not None and level > -40 and abs(media_duration(audio_recording) - frames / 100) < 0.1,
+          (level, media_duration(audio_recording), frames))
+
+    speaker_groups_audio(work)
+    desktop_audio(work)
+
+
+def decoded_statistics(path, kind):
+    """What cast-receiver --decode says ffmpeg decoded of one kind of stream."""
+    return (stream_statistics(path).get("decoded") or {}).get(kind, {})
+
+
+def mean_volume(path):
+    """The mean level of a sound file in dB (ffmpeg's volumedetect), or None."""
+    result = subprocess.run(["ffmpeg", "-hide_banner", "-nostdin", "-i", path, "-af", "volumedetect", "-f", "null", "-"],
+                            capture_output=True, text=True)
+    for line in result.stderr.splitlines():
+        if "mean_volume:" in line:
+            return float(line.split("mean_volume:")[1].split()[0])
+    return None
+
+
+def media_duration(path):
+    """A media file's duration in seconds by ffprobe (0 when it cannot tell)."""
+    probe = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path],
+                           capture_output=True, text=True)
+    try:
+        return float(probe.stdout.strip())
+    except ValueError:
+        return 0.0
+
+
+def speaker_groups_audio(work):
+    """`cast audio` to a speaker group: the group's endpoint runs the audio-only app and decodes the sound;
+    `cast screen --audio` to the group sends the sound only (a group shows no picture)."""
+    stats, banner = os.path.join(work, "group.json"), []
+    start_receiver("--devices", "2", "--name", "Den", "--group", "Everywhere", "--stream-stats", stats, "--decode",
+                   banner=banner)
+    group = next((int(line.split(" on 127.0.0.1:", 1)[1].split()[0]) for line in banner
+                  if line.startswith('cast-receiver: group "Everywhere"')), None)
+    code, payload, output = cast("audio", "--host", f"127.0.0.1:{group}", "--input", "test", "--duration", "2", "--json",
+                                 timeout=60)
+    frames = ((payload or {}).get("audio") or {}).get("framesSent", 0)
+    wait_until(lambda: decoded_statistics(stats, "audio").get("framesDecoded", 0) >= frames - 1)
+    decoded = decoded_statistics(stats, "audio")
+    check("audio to a speaker group: the group's endpoint received and decoded the sound",
+          code == 0 and frames >= 150 and decoded.get("framesDecoded", 0) >= frames - 1 and decoded.get("errors") == 0,
+          (decoded, output))
+    code, payload, output = cast("screen", "--host", f"127.0.0.1:{group}", "--input", "test", "--audio", "--duration", "2",
+                                 "--json", timeout=60)
+    check("screen --audio to a speaker group: only the sound, to the audio-only app",
+          code == 0 and (payload or {}).get("video") is None and ((payload or {}).get("audio") or {}).get("framesSent", 0) > 100,
+          output)
+    code, _, output = cast("screen", "--host", f"127.0.0.1:{group}", "--input", "test", "--duration", "2")
+    check("screen without --audio to a speaker group: a usage error naming cast audio",
+          code == 2 and "plays sound only" in output and "cast audio" in output, output)
+
+
+def desktop_audio(work):
+    """`cast audio` without --input captures the desktop's sound: a real PulseAudio server (a null sink and its
+    monitor, in a private runtime directory) plays a tone, and the speaker receives it at its level."""
+    if not shutil.which("pulseaudio"):
+        check("desktop audio: pulseaudio is installed (Tools/setup.sh test)", False)
+        return
+    runtime = tempfile.mkdtemp(prefix="pulse-", dir=STATE)
+    server = subprocess.Popen(["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
+                               "-L", f"module-native-protocol-unix socket={runtime}/native auth-anonymous=1",
+                               "-L", "module-null-sink sink_name=desktop"],
+                              env=dict(ENV, HOME=runtime, XDG_RUNTIME_DIR=runtime),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    receivers.append(server)
+    pulse = dict(ENV, PULSE_SERVER=f"unix:{runtime}/native", HOME=runtime, XDG_RUNTIME_DIR=runtime)
+    started = wait_until(lambda: os.path.exists(f"{runtime}/native"))
+    check("desktop audio: a PulseAudio server with a null sink", started)
+    if not started:
+        return
+    # What the desktop plays: a tone into the default sink, for longer than the capture.
+    player = subprocess.Popen(["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi", "-i",
+                               "sine=frequency=660:sample_rate=48000:duration=20", "-f", "pulse", "desktop-tone"],
+                              env=pulse, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    receivers.append(player)
+    stats, recording = os.path.join(work, "desktop.json"), os.path.join(work, "desktop.ogg")
+    speaker = start_receiver("--stream-stats", stats, "--name", "Desk speaker", "--decode",
+                             "--stream-record-audio", recording)
+    code, payload, output = cast("audio", "--host", f"127.0.0.1:{speaker}", "--duration", "3", "--json", timeout=60,
+                                 env=pulse)
+    frames = ((payload or {}).get("audio") or {}).get("framesSent", 0)
+    wait_until(lambda: decoded_statistics(stats, "audio").get("framesDecoded", 0) >= frames - 1)
+    decoded = decoded_statistics(stats, "audio")
+    level = mean_volume(recording)
+    print(f"     desktop sound received at {level} dB mean", flush=True)
+    check("audio from the desktop (the PulseAudio monitor): the tone reaches the speaker and decodes",
+          code == 0 and frames >= 100 and decoded.get("errors") == 0 and level is not None and level > -40,
+          (decoded, level, output))
+    player.terminate()
 
 
 def main():

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastDiscovery
 import CastMediaServer
 import CastReceiver
 import CastSession
@@ -141,8 +142,26 @@ struct AudioCommand: AsyncParsableCommand {
 enum Mirroring {
     static func run(_ options: ScreenMirror.Options, runtime: CLIRuntime, duration: Double?) async throws {
         let termination = TerminationSignal()
-        let device = try await runtime.resolveDevice()
-        let context = runtime.makeContext()
+        var device = try await runtime.resolveDevice()
+        var options = options
+        var castOptions = runtime.options
+        if options.video != nil, device.capabilities.isEmpty {
+            // An address alone does not say whether it shows pictures: ask the device, as a scan does.
+            device = (try? await AddressScanner(logger: runtime.logger).describe(device)) ?? device
+        }
+        if options.video != nil, !device.mayPlayVideo {
+            // A speaker or a speaker group shows no picture: its sound goes to the audio-only app, as Chrome does.
+            guard options.audio != nil else {
+                throw CLIError(
+                    .usage,
+                    "\(device.friendlyName) plays sound only: add --audio to send the sound, or use cast audio"
+                )
+            }
+            options.video = nil
+            castOptions.receiverApplicationID = MirroringSession.audioOnlyApplicationID
+            if !runtime.global.json { runtime.warn("\(device.friendlyName) plays sound only: sending the sound") }
+        }
+        let context = CastContext(options: castOptions, logger: runtime.logger)
         let session = try await context.sessionManager.startSession(with: device)
         let mirror = ScreenMirror(options: options)
         let last = Latest<ScreenMirror.Progress>()

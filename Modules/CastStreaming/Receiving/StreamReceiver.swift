@@ -10,6 +10,21 @@ public struct ReceivedFrame: Sendable {
     /// From capture at the sender to completion here, through the sender reports' clock mapping (both clocks
     /// are NTP, so the figure holds between processes of one machine or synchronised machines).
     public var captureToReceipt: Duration?
+
+    /// A completed frame, as a receiver hands it over (or a program feeding a recorder or decoder).
+    public init(
+        frameID: Int64,
+        rtpTimestamp: UInt32,
+        isKeyFrame: Bool,
+        data: [UInt8],
+        captureToReceipt: Duration? = nil
+    ) {
+        self.frameID = frameID
+        self.rtpTimestamp = rtpTimestamp
+        self.isKeyFrame = isKeyFrame
+        self.data = data
+        self.captureToReceipt = captureToReceipt
+    }
 }
 
 /// The receiving half of one stream, without I/O: packets in, completed frames and feedback out — the reference
