@@ -24,12 +24,14 @@ extension SettingType {
     init(
         _ syntax: String,
         isPath: Bool = false,
+        isSecret: Bool = false,
         format: @escaping @Sendable (Value) -> String = { "\($0)" },
         parse: @escaping @Sendable (String) -> Value?
     ) {
         self.init(
             syntax: syntax,
             isPath: isPath,
+            isSecret: isSecret,
             parse: { (text) throws(ValueProblem) in
                 guard let value = parse(text) else { throw ValueProblem(expectation: syntax) }
                 return value
@@ -38,7 +40,8 @@ extension SettingType {
         )
     }
 
-    /// `type`, or the word `none` (exactly, after trimming) for no value; no value is shown as that word.
+    /// `type`, or `word` (exactly, after trimming: `none`, `any`, `unlimited`, ...) for no value, which is shown as
+    /// that word. Refused text fails with `syntax`, by default the type's with `, or <word>`.
     static func optional<Wrapped>(_ type: SettingType<Wrapped>, none word: String, syntax: String? = nil) -> Self
     where Value == Wrapped? {
         let syntax = syntax ?? "\(type.syntax), or \(word)"
@@ -275,15 +278,7 @@ extension SettingType<String?> {
 
     /// Non-empty text, shown as `<redacted>`.
     static var secret: Self {
-        Self(
-            syntax: "non-empty text",
-            isSecret: true,
-            parse: { (text) throws(ValueProblem) in
-                guard !text.isEmpty else { throw ValueProblem(expectation: "non-empty text") }
-                return text
-            },
-            format: { $0 == nil ? "none" : "<redacted>" }
-        )
+        Self("non-empty text", isSecret: true, format: { $0 == nil ? "none" : "<redacted>" }) { $0.isEmpty ? nil : $0 }
     }
 }
 
