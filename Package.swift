@@ -170,7 +170,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Modules/CastStyleConfig",
-            exclude: ["README.md"]
+            exclude: ["README.md"],
+            // Compiled in, not a resource bundle: the product is one static binary (Tools/package.sh).
+            resources: [.embedInCode("Schemas/profile.xsd"), .embedInCode("Schemas/style.xsd")]
         ),
         .target(
             name: "CastMediaServer",

@@ -110,15 +110,14 @@ struct CLIRuntime: Sendable {
         self.global = global
         let environment = ProcessInfo.processInfo.environment
         // Command-line flags are the top layer of the profile resolution (CLI > environment > profile > defaults).
-        var overrides: [String: String] = [:]
-        if let style = global.style { overrides["style.path"] = style }
-        if let timeout = global.timeout {
-            overrides["timeouts.request"] = "\(Int(timeout * 1000))ms"
-            overrides["timeouts.connect"] = "\(Int(timeout * 1000))ms"
-        }
-        if let level = global.logLevel { overrides["logging.level"] = level }
-        if let policy = global.deviceAuth { overrides["deviceAuth.policy"] = policy }
-        if let anchors = global.trustAnchors { overrides["deviceAuth.trustAnchors"] = anchors }
+        // The settings table says which settings each flag sets (--timeout: both timeouts).
+        let overrides = ProfileResolver.overrides(flags: [
+            "--style": global.style,
+            "--timeout": global.timeout.map { "\(Int($0 * 1000))ms" },
+            "--log-level": global.logLevel,
+            "--device-auth": global.deviceAuth,
+            "--trust-anchors": global.trustAnchors,
+        ])
         profile = try ProfileResolver.standard(
             cliOverrides: overrides,
             explicitProfilePath: global.profile,

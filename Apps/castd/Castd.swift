@@ -60,13 +60,11 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         // Flags are the top layer of the profile resolution (flags > CAST_* environment > profile > defaults).
-        var overrides: [String: String] = [:]
-        if let listen { overrides["daemon.listen"] = listen }
+        var overrides = ProfileResolver.overrides(flags: [
+            "--listen": listen, "--state-directory": stateDirectory, "--log-level": logLevel, "--broker": broker,
+            "--site": site,
+        ])
         if !hosts.isEmpty { overrides["staticDevices"] = hosts.joined(separator: ",") }
-        if let stateDirectory { overrides["session.stateDirectory"] = stateDirectory }
-        if let logLevel { overrides["logging.level"] = logLevel }
-        if let broker { overrides["daemon.broker"] = broker }
-        if let site { overrides["daemon.site"] = site }
         let profile = try ProfileResolver.standard(
             cliOverrides: overrides,
             explicitProfilePath: self.profile,

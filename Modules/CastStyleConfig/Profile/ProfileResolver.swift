@@ -3,6 +3,7 @@
 import CastDiscovery
 import CastLogging
 import CastSession
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -87,39 +88,11 @@ public struct ResolvedProfile: Sendable {
 ///
 /// ## Keys and environment variables
 ///
+/// Every scalar setting is a row of one table, ``ProfileResolver/keys``: its key (`cliOverrides`, and the profile's
+/// `element.attribute`), environment variable, command-line flag, value syntax, default and summary. Besides those:
+///
 /// | Key (`cliOverrides`) | Environment variable | Default |
 /// |---|---|---|
-/// | `receiver.applicationID` | `CAST_APP_ID` | `CC1AD845` |
-/// | `discovery.applicationID` | `CAST_DISCOVERY_APP_ID` | `any` |
-/// | `discovery.requiredCapabilities` | `CAST_DISCOVERY_CAPABILITIES` (comma- or space-separated) | `none` |
-/// | `discovery.scanRanges` | `CAST_SCAN_RANGES` (comma- or space-separated `A.B.C.D/N`) | `none` |
-/// | `launch.language` | `CAST_LANGUAGE` | `en-US` |
-/// | `launch.relaunchIfRunning` | `CAST_RELAUNCH_IF_RUNNING` | `false` |
-/// | `launch.androidReceiverCompatible` | `CAST_ANDROID_RECEIVER_COMPATIBLE` | `false` |
-/// | `credentials.data` | `CAST_CREDENTIALS` | none |
-/// | `credentials.type` | `CAST_CREDENTIALS_TYPE` | none |
-/// | `timeouts.connect` | `CAST_CONNECT_TIMEOUT` | `10s` |
-/// | `timeouts.request` | `CAST_REQUEST_TIMEOUT` | `10s` |
-/// | `timeouts.launch` | `CAST_LAUNCH_TIMEOUT` | `30s` |
-/// | `heartbeat.interval` | `CAST_HEARTBEAT_INTERVAL` | `5s` |
-/// | `heartbeat.deadAfter` | `CAST_HEARTBEAT_DEAD_AFTER` | `15s` |
-/// | `reconnect.initialDelay` | `CAST_RECONNECT_INITIAL_DELAY` | `1s` |
-/// | `reconnect.maximumDelay` | `CAST_RECONNECT_MAXIMUM_DELAY` | `30s` |
-/// | `reconnect.multiplier` | `CAST_RECONNECT_MULTIPLIER` | `2` |
-/// | `reconnect.jitter` | `CAST_RECONNECT_JITTER` | `0.2` |
-/// | `reconnect.maximumAttempts` | `CAST_RECONNECT_MAXIMUM_ATTEMPTS` | `unlimited` |
-/// | `session.resumeSavedSessions` | `CAST_RESUME_SAVED_SESSIONS` | `true` |
-/// | `session.stopReceiverApplicationOnEnd` | `CAST_STOP_RECEIVER_APPLICATION_ON_END` | `false` |
-/// | `session.waitWhileSuspended` | `CAST_WAIT_WHILE_SUSPENDED` | `false` |
-/// | `session.stateDirectory` | `CAST_STATE_DIRECTORY` | `default` |
-/// | `deviceAuth.policy` | `CAST_DEVICE_AUTH` | `warn` |
-/// | `deviceAuth.trustAnchors` | `CAST_TRUST_ANCHORS` | none |
-/// | `deviceAuth.allowSHA1` | `CAST_DEVICE_AUTH_ALLOW_SHA1` | `false` |
-/// | `deviceAuth.checkRevocation` | `CAST_DEVICE_AUTH_CHECK_REVOCATION` | `false` |
-/// | `deviceAuth.timeout` | `CAST_DEVICE_AUTH_TIMEOUT` | `5s` |
-/// | `volume.step` | `CAST_VOLUME_STEP` | `receiver` |
-/// | `logging.level` | `CAST_LOG_LEVEL` | `info` |
-/// | `style.path` | `CAST_STYLE` | `built-in` |
 /// | `staticDevices` | `CAST_DEVICES`: `host[:port][=name]`, comma-separated; `[v6]:port` | none |
 /// | `logging.filter` | `CAST_LOG_FILTER`: the `--log-filter` syntax, `Cast*=debug,/regex/i` | none |
 /// | — | `CAST_PROFILE`: the profile document to read instead of the user profile | — |
@@ -192,9 +165,23 @@ public struct ProfileResolver: Sendable {
         return nil
     }
 
-    /// Every scalar setting: key, environment variable, summary and default.
+    /// The settings table: every scalar setting's key, environment variable, flag, syntax, default and summary.
     public static var keys: [ProfileKey] {
         ProfileSetting.all.map(\.publicKey)
+    }
+
+    /// ``cliOverrides`` from command-line flag values keyed by flag (`["--log-level": "debug"]`): each value sets
+    /// every setting whose row in ``keys`` names that flag (`--timeout` sets both timeouts), so the programs need
+    /// not know the keys. `nil` values (flags not given) are left out; a flag no row names is a programming error,
+    /// caught on every run whether or not the flag is given.
+    public static func overrides(flags: [String: String?]) -> [String: String] {
+        var overrides: [String: String] = [:]
+        for (flag, value) in flags {
+            let settings = ProfileSetting.all.filter { $0.flag == flag }
+            precondition(!settings.isEmpty, "no setting has the flag \(flag)")
+            for setting in settings { overrides[setting.key] = value }
+        }
+        return overrides
     }
 
     /// The effective configuration.
@@ -416,7 +403,7 @@ struct ProfileResolution {
         let ruleLayers = [profile?.categoryRules ?? [], environment.categoryRules, commandLine.categoryRules]
         for rule in ruleLayers.joined() {
             do {
-                guard let level = try ProfileValues.level(rule.level ?? "", allowsOff: false) else { continue }
+                let level = try SettingType<Logger.Level>.level.parse(rule.level ?? "")
                 target.logFilter.setLevel(level, forCategory: CategoryPattern(rule.pattern))
             } catch {
                 throw Self.invalid(

@@ -1,0 +1,63 @@
+// swift-cast — Apache-2.0
+
+import Testing
+
+@testable import CastStyleConfig
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The settings table (`ProfileResolver.keys`) is what the schema, the flags and the README say.
+@Suite("Settings table")
+struct SettingsTableTests {
+    @Test("every key is an attribute the profile schema declares")
+    func keysAreSchemaAttributes() {
+        let vocabulary = SchemaVocabulary(xsd: profileXSD)
+        for key in ProfileResolver.keys {
+            #expect(vocabulary.attributes[key.element]?.contains(key.attribute) == true, "\(key.key)")
+        }
+    }
+
+    @Test("keys and environment variables are unique")
+    func unique() {
+        #expect(Set(ProfileResolver.keys.map(\.key)).count == ProfileResolver.keys.count)
+        #expect(Set(ProfileResolver.keys.map(\.environmentVariable)).count == ProfileResolver.keys.count)
+    }
+
+    @Test("a flag sets every setting whose row names it; absent flags set nothing")
+    func overridesFromFlags() {
+        let overrides = ProfileResolver.overrides(flags: [
+            "--timeout": "2500ms", "--log-level": "debug", "--style": nil,
+        ])
+        #expect(overrides == ["timeouts.connect": "2500ms", "timeouts.request": "2500ms", "logging.level": "debug"])
+    }
+
+    @Test("the README's table of settings is generated from the settings table")
+    func readme() throws {
+        let rows = ProfileResolver.keys.map { key in
+            let flag = key.flag.map { "`\($0)`" } ?? "—"
+            return "| `\(key.key)` / `\(key.environmentVariable)` | `\(key.element)@\(key.attribute)` | \(flag) | "
+                + "\(key.syntax) | `\(key.defaultValue)` | \(key.summary) |"
+        }
+        let readme = try #require(Self.read(repositoryRoot + "/Modules/CastStyleConfig/README.md"))
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = lines.firstIndex { $0.hasPrefix("| `\(ProfileResolver.keys[0].key)` ") } ?? lines.endIndex
+        let documented = Array(lines[start..<min(start + rows.count, lines.endIndex)])
+        let matches = documented == rows
+        #expect(matches, "README.md's rows should be:\n\(rows.joined(separator: "\n"))")
+    }
+
+    private static func read(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while case let count = fread(&buffer, 1, buffer.count, file), count > 0 {
+            bytes += buffer[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
