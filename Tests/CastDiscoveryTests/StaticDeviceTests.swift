@@ -35,9 +35,9 @@ struct StaticDeviceTests {
         }
     }
 
-    @Test("an unreachable static device is not listed and is tried again on the scheduler until it answers")
+    @Test("an unreachable static device is not listed and is tried again on the clock until it answers")
     func unreachableStaticDeviceIsRetried() async throws {
-        let scheduler = ManualDiscoveryScheduler()
+        let clock = ManualCastClock()
         // The device listens from the start but refuses connections until the retry: its port stays ours, so no
         // other test running in parallel can take it.
         var configuration = DeviceConfiguration(friendlyName: "Late", port: 0)
@@ -46,7 +46,7 @@ struct StaticDeviceTests {
             let device = emulator.devices[0]
             let port = device.port
             try await withDiscovery(
-                scheduler: scheduler,
+                clock: clock,
                 configure: { configuration in
                     configuration.browsesMulticastDNS = false
                     configuration.staticDevices = [.staticDevice(host: "127.0.0.1", port: port)]
@@ -54,13 +54,13 @@ struct StaticDeviceTests {
                     configuration.probeTimeout = .seconds(2)
                 }
             ) { manager, log in
-                await withDeadlineOrFail(.seconds(15), "the retry timer") { await scheduler.waitForTimers(count: 1) }
-                #expect(scheduler.pendingDelays == [.seconds(30)])
+                await withDeadlineOrFail(.seconds(15), "the retry timer") { await clock.waitForTimers(count: 1) }
+                #expect(clock.pendingDelays == [.seconds(30)])
                 #expect(manager.devices.isEmpty)
                 #expect(!manager.hasDiscoveredDevices)
 
                 device.setFaults(FaultInjection())
-                scheduler.advance(by: .seconds(30))
+                clock.advance(by: .seconds(30))
                 let added = try await log.first("the static device after the retry") { $0.isAdded }
                 #expect(added.device?.port == port)
                 #expect(added.device?.isStatic == true)
@@ -69,16 +69,16 @@ struct StaticDeviceTests {
         }
     }
 
-    @Test("a listed static device is probed again on the scheduler: removed when it stops answering, back when it does")
+    @Test("a listed static device is probed again on the clock: removed when it stops answering, back when it does")
     func listedStaticDeviceIsReprobed() async throws {
-        let scheduler = ManualDiscoveryScheduler()
+        let clock = ManualCastClock()
         // The device keeps its port throughout (no other test can take it); "gone" is refusing connections.
         let configuration = DeviceConfiguration(friendlyName: "Flaky", port: 0)
         try await withCastReceiverEmulator(devices: [configuration]) { emulator in
             let device = emulator.devices[0]
             let port = device.port
             try await withDiscovery(
-                scheduler: scheduler,
+                clock: clock,
                 configure: { configuration in
                     configuration.browsesMulticastDNS = false
                     configuration.staticDevices = [.staticDevice(host: "127.0.0.1", port: port, name: "Flaky")]
@@ -89,13 +89,13 @@ struct StaticDeviceTests {
                 let added = try await log.first("the static device") { $0.isAdded }
                 let id = try #require(added.device?.id)
                 // Listed, and a re-probe is armed.
-                await withDeadlineOrFail(.seconds(15), "the re-probe timer") { await scheduler.waitForTimers(count: 1) }
-                #expect(scheduler.pendingDelays == [.seconds(30)])
+                await withDeadlineOrFail(.seconds(15), "the re-probe timer") { await clock.waitForTimers(count: 1) }
+                #expect(clock.pendingDelays == [.seconds(30)])
 
                 // Still answering: nothing changes, and the next re-probe is armed.
-                scheduler.advance(by: .seconds(30))
+                clock.advance(by: .seconds(30))
                 await withDeadlineOrFail(.seconds(15), "the second re-probe timer") {
-                    await scheduler.waitUntil { $0.scheduledTimerCount >= 2 && $0.pendingTimerCount == 1 }
+                    await clock.waitUntil { $0.scheduledTimerCount >= 2 && $0.pendingTimerCount == 1 }
                 }
                 #expect(log.events.count == 1)
                 #expect(manager.devices.map(\.id) == [id])
@@ -104,19 +104,19 @@ struct StaticDeviceTests {
                 var refusing = FaultInjection()
                 refusing.refusesConnections = true
                 device.setFaults(refusing)
-                scheduler.advance(by: .seconds(30))
+                clock.advance(by: .seconds(30))
                 let removed = try await log.first("the removal of the silent device") { $0.isRemoved }
                 #expect(removed.device?.id == id)
                 #expect(manager.devices.isEmpty)
                 #expect(!manager.hasDiscoveredDevices)
                 await withDeadlineOrFail(.seconds(15), "the retry timer after the removal") {
-                    await scheduler.waitUntil { $0.scheduledTimerCount >= 3 && $0.pendingTimerCount == 1 }
+                    await clock.waitUntil { $0.scheduledTimerCount >= 3 && $0.pendingTimerCount == 1 }
                 }
-                #expect(scheduler.pendingDelays == [.seconds(30)])
+                #expect(clock.pendingDelays == [.seconds(30)])
 
                 // Back: the next probe lists it again.
                 device.setFaults(FaultInjection())
-                scheduler.advance(by: .seconds(30))
+                clock.advance(by: .seconds(30))
                 try await waitUntil("the device to be added again") { log.events.filter(\.isAdded).count == 2 }
                 #expect(log.events.map(\.isAdded) == [true, false, true])
                 #expect(manager.devices.map(\.id) == [id])
