@@ -35,6 +35,27 @@ struct StaticDeviceTests {
         }
     }
 
+    @Test(
+        "an address as typed: HOST, HOST:PORT, [V6], [V6]:PORT and a bare IPv6 address",
+        arguments: [
+            ("192.168.1.20", "192.168.1.20", 8009), ("192.168.1.20:42001", "192.168.1.20", 42001),
+            ("tv.local:8010", "tv.local", 8010), ("[fe80::1]", "fe80::1", 8009), ("[fe80::1]:8010", "fe80::1", 8010),
+            ("fe80::1", "fe80::1", 8009),
+        ]
+    )
+    func staticDeviceFromAddress(address: String, host: String, port: Int) {
+        let device = CastDevice.staticDevice(address: address)
+        #expect(device == .staticDevice(host: host, port: port, name: address))
+        #expect(device.isStatic)
+        #expect(CastDevice.staticDevice(address: "10.0.0.2", defaultPort: 8010).port == 8010)
+    }
+
+    @Test("device(at:) takes an address as it is, without discovery")
+    func deviceAtAddress() async throws {
+        let device = try await DiscoveryManager.device(at: "127.0.0.1:1", within: .zero)
+        #expect(device == .staticDevice(host: "127.0.0.1", port: 1, name: "127.0.0.1:1"))
+    }
+
     @Test("an unreachable static device is not listed and is tried again on the clock until it answers")
     func unreachableStaticDeviceIsRetried() async throws {
         let clock = ManualCastClock()
