@@ -124,6 +124,11 @@ check "DeviceWatcher names the devices as they call themselves" \
     '[[ $first_name == "Watched TV"* ]] && grep -q "^$first_name: " "$work/watch.out" \
         && grep -q "^$second_name: " "$work/watch.out"' "$work/watch.out"
 kill "$watcher" 2> /dev/null
+timeout 60 stdbuf -oL "$BIN/DeviceWatcher" --host "127.0.0.1:$first" --duration 2 > "$work/watch-2.out" 2>&1
+code=$?
+check "DeviceWatcher --duration 2 stops by itself (exit 0), having followed the device" \
+    '[ $code = 0 ] && grep -q "^$first_name: Default Media Receiver PLAYING Seen From Afar" "$work/watch-2.out"' \
+    "$work/watch-2.out"
 
 echo "== ResumablePlayer: killed mid-playback, started again, resumes the same session"
 start_receiver resume && port=$(sed -n 1p <<< "$ports")

@@ -18,6 +18,19 @@ func describe(_ activity: DeviceActivity) -> String {
     return "\(activity.device.friendlyName): \(app.displayName)\(media ?? ""), \(volume)"
 }
 
+/// Follows one device until cancelled (reconnecting when it goes away for a while), a line per change.
+func follow(_ device: CastDevice) async {
+    let observer = DeviceObserver(device: device)
+    let updates = observer.updates()
+    do {
+        try await observer.start()
+        for await activity in updates { print(describe(activity)) }
+    } catch {
+        print("\(device.friendlyName): \(error)")
+    }
+    await observer.stop()
+}
+
 // Static devices when given (no mDNS then), else whatever mDNS finds.
 var configuration = DiscoveryManager.Configuration()
 configuration.staticDevices = hosts.map { CastDevice.staticDevice(address: $0) }
@@ -26,29 +39,23 @@ let discovery = DiscoveryManager(configuration: configuration)
 let events = discovery.events()
 try discovery.start()
 
-await withTaskGroup(of: Void.self) { group in
-    if let duration {
-        group.addTask { try? await Task.sleep(for: .seconds(duration)) }
-    }
-    group.addTask {
-        await withTaskGroup(of: Void.self) { observers in
-            for await case .added(let device) in events {
-                observers.addTask {
-                    // Follows the device, reconnecting when it goes away for a while.
-                    let observer = DeviceObserver(device: device)
-                    let updates = observer.updates()
-                    do {
-                        try await observer.start()
-                        for await activity in updates { print(describe(activity)) }
-                    } catch {
-                        print("\(device.friendlyName): \(error)")
-                    }
-                    await observer.stop()
-                }
-            }
+let watching = Task {
+    var observers: [CastDevice.ID: Task<Void, Never>] = [:]
+    for await event in events {
+        switch event {
+        case .added(let device): observers[device.id] = Task { await follow(device) }
+        case .removed(let device):
+            observers.removeValue(forKey: device.id)?.cancel()
+            print("\(device.friendlyName): gone")
+        case .failed(let error): print("discovery: \(error)")
+        case .updated: break
         }
     }
-    await group.next()
-    group.cancelAll()
+    for observer in observers.values { observer.cancel() }
 }
+if let duration {
+    try await Task.sleep(for: .seconds(duration))
+    watching.cancel()
+}
+await watching.value
 await discovery.stop()
