@@ -333,6 +333,35 @@ let package = Package(
             path: "Apps/Launchers/swift-cast"
         ),
 
+        // MARK: - Examples (each the shortest correct way to do its task with the library products alone; README's
+        // Examples table; Tools/examples.sh runs each against cast-receiver)
+
+        .executableTarget(
+            name: "CastVideosTerminal",
+            dependencies: ["CastDiscovery", "CastMedia", "CastSession"],
+            path: "Examples/CastVideosTerminal"
+        ),
+        .executableTarget(
+            name: "ChannelChat",
+            dependencies: ["CastDiscovery", "CastSession"],
+            path: "Examples/ChannelChat"
+        ),
+        .executableTarget(
+            name: "QueueWithAds",
+            dependencies: ["CastDiscovery", "CastMedia", "CastSession"],
+            path: "Examples/QueueWithAds"
+        ),
+        .executableTarget(
+            name: "DeviceWatcher",
+            dependencies: ["CastDiscovery", "CastSession"],
+            path: "Examples/DeviceWatcher"
+        ),
+        .executableTarget(
+            name: "ResumablePlayer",
+            dependencies: ["CastDiscovery", "CastMedia", "CastSession"],
+            path: "Examples/ResumablePlayer"
+        ),
+
         // MARK: - Benchmarks (print figures; not run by the tests)
 
         .executableTarget(

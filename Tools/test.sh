@@ -182,6 +182,11 @@ Tools/interop/run.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|passed, " "$log"
 count
 
+echo "== examples: each program of Examples/ against its own cast-receiver (Tools/examples.sh)"
+timeout 600 Tools/examples.sh > "$log" 2>&1 || status=1
+grep -E "^FAIL|^    |passed, " "$log"
+count
+
 echo "== cli: the cast binary against cast-receiver (JSON, exit codes, tmux-driven terminal UIs)"
 timeout 900 python3 Tools/cli-e2e/run.py > "$log" 2>&1 || status=1
 grep -E "^FAIL|passed, " "$log"

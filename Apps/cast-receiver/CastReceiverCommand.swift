@@ -282,7 +282,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
             behave(&configuration)
             return configuration
         }
-        let clock = SystemEmulatorClock()
+        let clock = SystemCastClock()
         let log = try wireLog.map { try WireLog(path: $0, clock: clock) }
         let groupConfiguration = group.map { name in
             var configuration = DeviceConfiguration(friendlyName: name, port: groupPort)

@@ -48,22 +48,7 @@ struct GlobalOptions: ParsableArguments {
     var trustAnchors: String?
 
     /// The --host entries as static devices.
-    var staticDevices: [CastDevice] {
-        host.map { entry in
-            var name = entry
-            var port = self.port
-            if entry.hasPrefix("["), let close = entry.firstIndex(of: "]") {
-                name = String(entry[entry.index(after: entry.startIndex)..<close])
-                if let value = Int(entry[entry.index(after: close)...].dropFirst()) { port = value }
-            } else if entry.filter({ $0 == ":" }).count == 1, let colon = entry.firstIndex(of: ":"),
-                let value = Int(entry[entry.index(after: colon)...])
-            {
-                name = String(entry[..<colon])
-                port = value
-            }
-            return CastDevice.staticDevice(host: name, port: port, name: entry)
-        }
-    }
+    var staticDevices: [CastDevice] { host.map { CastDevice.staticDevice(address: $0, defaultPort: port) } }
 
     func validate() throws {
         if let timeout { guard timeout > 0 else { throw ValidationError("--timeout must be positive") } }

@@ -70,6 +70,24 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
         )
     }
 
+    /// A device known only by its address as a person types it: `HOST`, `HOST:PORT`, `[IPV6]` or `[IPV6]:PORT`
+    /// (a bare IPv6 address is all host), on `defaultPort` when the text names none. Named by the text, as
+    /// `--host` entries are.
+    public static func staticDevice(address: String, defaultPort: Int = 8009) -> CastDevice {
+        var host = address
+        var port = defaultPort
+        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
+            host = String(address[address.index(after: address.startIndex)..<close])
+            if let value = Int(address[address.index(after: close)...].dropFirst()) { port = value }
+        } else if address.filter({ $0 == ":" }).count == 1, let colon = address.firstIndex(of: ":"),
+            let value = Int(address[address.index(after: colon)...])
+        {
+            host = String(address[..<colon])
+            port = value
+        }
+        return staticDevice(host: host, port: port, name: address)
+    }
+
     /// Whether the name is only the address (`HOST`, `HOST:PORT`, `[V6]:PORT`), as for `--host` entries.
     public var isNamedByAddress: Bool {
         let name = friendlyName

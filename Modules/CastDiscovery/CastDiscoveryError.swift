@@ -7,7 +7,7 @@ public struct CastDiscoveryError: Error, Sendable, Hashable, CustomStringConvert
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case daemonUnavailable, daemonDisconnected, browseFailed, publishFailed, invalidAdvertisement
-            case notRunning, deviceUnreachable, invalidRange
+            case notRunning, deviceUnreachable, invalidRange, noDeviceFound
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -29,6 +29,8 @@ public struct CastDiscoveryError: Error, Sendable, Hashable, CustomStringConvert
         public static let deviceUnreachable = Code(.deviceUnreachable)
         /// An address range to scan is malformed, not IPv4, or larger than ``AddressRange/maximumAddressCount``.
         public static let invalidRange = Code(.invalidRange)
+        /// Discovery found no device within the time given (``DiscoveryManager/device(at:within:logger:)``).
+        public static let noDeviceFound = Code(.noDeviceFound)
 
         public var description: String { base.rawValue }
     }

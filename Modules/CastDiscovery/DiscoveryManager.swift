@@ -86,7 +86,7 @@ public final class DiscoveryManager: Sendable {
         var run: Run?
         var generation = 0
         var registry: DeviceRegistry
-        var timers: [Int: DiscoveryTimer] = [:]
+        var timers: [Int: CastTimer] = [:]
         var nextToken = 0
         var probes: [Int: Task<Void, Never>] = [:]
         var isBrowsing = false
@@ -101,7 +101,7 @@ public final class DiscoveryManager: Sendable {
 
     /// The settings this manager was made with.
     public let configuration: Configuration
-    private let scheduler: any DiscoveryScheduler
+    private let clock: any CastClock
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let avahiLogger: Logger
@@ -112,17 +112,17 @@ public final class DiscoveryManager: Sendable {
     ///
     /// - Parameters:
     ///   - configuration: Criteria, static devices, timing.
-    ///   - scheduler: Where the removal debounce, static retries and rescans are timed; real time by default.
+    ///   - clock: Where the removal debounce, static retries and rescans are timed (``ManualCastClock`` in tests); real time by default.
     ///   - eventLoopGroup: Where probes connect from.
     ///   - logger: Where discovery logs (malformed TXT records are warnings); silent by default.
     public init(
         configuration: Configuration = Configuration(),
-        scheduler: any DiscoveryScheduler = SystemDiscoveryScheduler(),
+        clock: any CastClock = SystemCastClock(),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = .castDisabled
     ) {
         self.configuration = configuration
-        self.scheduler = scheduler
+        self.clock = clock
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger.withCategory(CastLogCategory.discovery)
         self.avahiLogger = logger.withCategory(CastLogCategory.discoveryAvahi)
@@ -400,7 +400,7 @@ public final class DiscoveryManager: Sendable {
             return (state.nextToken, min(delay, max(base, configuration.maximumReconnectDelay)))
         }
         guard let scheduled else { return }
-        let timer = scheduler.schedule(after: scheduled.delay) { [weak self] in
+        let timer = clock.schedule(after: scheduled.delay) { [weak self] in
             self?.enqueue(.reconnect(token: scheduled.token), generation: generation)
         }
         state.withLockedValue { state in
@@ -472,7 +472,7 @@ public final class DiscoveryManager: Sendable {
             case .event(let event):
                 broadcaster.yield(event)
             case .scheduleExpiry(let key, let token):
-                let timer = scheduler.schedule(after: configuration.removalDelay) { [weak self] in
+                let timer = clock.schedule(after: configuration.removalDelay) { [weak self] in
                     self?.enqueue(.expire(key, token: token), generation: generation)
                 }
                 state.withLockedValue { $0.timers[token] = timer }
@@ -498,7 +498,7 @@ public final class DiscoveryManager: Sendable {
             defer { state.nextToken += 1 }
             return state.nextToken
         }
-        let timer = scheduler.schedule(after: delay) { [weak self] in
+        let timer = clock.schedule(after: delay) { [weak self] in
             self?.enqueue(input(token), generation: generation)
         }
         state.withLockedValue { $0.timers[token] = timer }

@@ -15,7 +15,7 @@ public final class CastReceiverEmulator: Sendable {
     /// The speaker group the devices make, when one was configured.
     public let group: EmulatedGroup?
     /// The clock every device uses.
-    public let clock: any EmulatorClock
+    public let clock: any CastClock
 
     /// Creates the devices (not yet listening).
     ///
@@ -27,7 +27,7 @@ public final class CastReceiverEmulator: Sendable {
     public init(
         devices configurations: [DeviceConfiguration],
         group: DeviceConfiguration? = nil,
-        clock: any EmulatorClock = SystemEmulatorClock(),
+        clock: any CastClock = SystemCastClock(),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         wireLog: WireLog? = nil,
         logger: Logger = .castDisabled
@@ -106,7 +106,7 @@ public final class CastReceiverEmulator: Sendable {
 public func withCastReceiverEmulator<Result: Sendable>(
     devices: [DeviceConfiguration] = [DeviceConfiguration(friendlyName: "Emulated Chromecast", port: 0)],
     group: DeviceConfiguration? = nil,
-    clock: any EmulatorClock = SystemEmulatorClock(),
+    clock: any CastClock = SystemCastClock(),
     logger: Logger = .castDisabled,
     _ body: (CastReceiverEmulator) async throws -> Result
 ) async throws -> Result {

@@ -52,7 +52,7 @@ public final class EmulatedDevice: Sendable {
         var faults: FaultInjection
         /// Connections the drop faults ended so far (against ``FaultInjection/dropLimit``).
         var drops = 0
-        var mediaTimer: EmulatorTimer?
+        var mediaTimer: CastTimer?
         /// The last media fetch started (``DeviceConfiguration/fetchesMedia``): each waits for the one before,
         /// so requests reach the player in the order they arrived.
         var lastFetch: Task<Void, Never>?
@@ -79,7 +79,7 @@ public final class EmulatedDevice: Sendable {
 
     /// The configuration the device was created with (faults can change later with ``setFaults(_:)``).
     public let configuration: DeviceConfiguration
-    let clock: any EmulatorClock
+    let clock: any CastClock
     let logger: Logger
     let wireLog: WireLog?
     private let eventLoopGroup: any EventLoopGroup
@@ -93,7 +93,7 @@ public final class EmulatedDevice: Sendable {
     /// Creates a device; call ``start()`` to listen.
     public init(
         configuration: DeviceConfiguration,
-        clock: any EmulatorClock = SystemEmulatorClock(),
+        clock: any CastClock = SystemCastClock(),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         wireLog: WireLog? = nil,
         logger: Logger = .castDisabled
@@ -337,7 +337,7 @@ public final class EmulatedDevice: Sendable {
 
     /// The current MEDIA_STATUS entry of the running media app, if a media session exists.
     public var mediaStatus: JSONValue? {
-        let now = clock.now
+        let now = clock.now.inSeconds
         return state.withLockedValue { state in
             guard let player = state.running.player, let session = player.session else { return nil }
             return player.statusEntry(of: session, at: now)
@@ -384,7 +384,7 @@ public final class EmulatedDevice: Sendable {
     /// Handles one inbound message: fault counters, virtual connections, then the namespace's handler.
     func receive(_ message: CastMessage, on id: Int) {
         wireLog?.record(message, direction: "recv", device: configuration.id)
-        let now = clock.now
+        let now = clock.now.inSeconds
         var abort: CastConnection?
         var malformed: CastConnection?
         var groupChange: GroupChange?
@@ -451,7 +451,7 @@ public final class EmulatedDevice: Sendable {
             }
         }
         if let delay, delay > 0 {
-            clock.schedule(after: delay, send)
+            clock.schedule(after: .emulatorSeconds(delay), send)
         } else {
             send()
         }
@@ -638,7 +638,7 @@ public final class EmulatedDevice: Sendable {
         state.mediaTimer?.cancel()
         state.mediaTimer = nil
         guard let deadline = state.running.player?.nextDeadline(after: now) else { return }
-        state.mediaTimer = clock.schedule(after: max(0, deadline - now)) { [weak self] in
+        state.mediaTimer = clock.schedule(after: .emulatorSeconds(deadline - now)) { [weak self] in
             self?.mediaTimerFired()
         }
     }
@@ -650,7 +650,7 @@ public final class EmulatedDevice: Sendable {
     }
 
     private func floodTick(batch: Int) {
-        let now = clock.now
+        let now = clock.now.inSeconds
         let (outgoing, goOn) = state.withLockedValue { state -> ([Outgoing], Bool) in
             guard state.faults.statusFloodPerSecond != nil, state.server != nil else { return ([], false) }
             guard state.running.player != nil else { return ([], true) }
@@ -660,11 +660,11 @@ public final class EmulatedDevice: Sendable {
         }
         deliver(outgoing)
         guard goOn else { return }
-        _ = clock.schedule(after: 0.01) { [weak self] in self?.floodTick(batch: batch) }
+        _ = clock.schedule(after: .milliseconds(10)) { [weak self] in self?.floodTick(batch: batch) }
     }
 
     private func mediaTimerFired() {
-        let now = clock.now
+        let now = clock.now.inSeconds
         let outgoing: [Outgoing] = state.withLockedValue { state in
             guard state.running.player != nil else { return [] }
             let deliveries = state.running.player!.advance(to: now)
@@ -695,7 +695,7 @@ public final class EmulatedDevice: Sendable {
     }
 
     private func handleFetched(_ request: [String: JSONValue], from requester: Requester, transportID: String) {
-        let now = clock.now
+        let now = clock.now.inSeconds
         let outgoing: [Outgoing] = state.withLockedValue { state in
             // The app may have stopped (or another launched) while fetching: the request has no player left.
             guard state.running.transportID == transportID, state.running.player != nil else { return [] }
@@ -715,5 +715,13 @@ extension EmulatedDevice {
         device.id = configuration.id
         device.capabilities = DeviceCapabilities(rawValue: configuration.capabilities)
         return device
+    }
+}
+
+extension Duration {
+    /// `seconds`, as the emulator's players and faults count, rounded to whole nanoseconds, so a deadline worked
+    /// out in seconds falls exactly where a test's sum of durations (`.seconds(3)`, `.milliseconds(300)`) does.
+    static func emulatorSeconds(_ seconds: Double) -> Duration {
+        .nanoseconds(Int64((max(0, seconds) * 1e9).rounded()))
     }
 }

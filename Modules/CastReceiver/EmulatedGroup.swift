@@ -37,7 +37,7 @@ public final class EmulatedGroup: Sendable {
     public init(
         configuration: DeviceConfiguration,
         members: [EmulatedDevice],
-        clock: any EmulatorClock = SystemEmulatorClock(),
+        clock: any CastClock = SystemCastClock(),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         wireLog: WireLog? = nil,
         logger: Logger = .castDisabled

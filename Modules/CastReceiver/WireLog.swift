@@ -16,10 +16,10 @@ import Darwin
 public final class WireLog: Sendable {
     private let descriptor: Int32
     private let lock = NIOLockedValueBox(())
-    private let clock: any EmulatorClock
+    private let clock: any CastClock
 
     /// Opens (appends to) `path`.
-    public init(path: String, clock: any EmulatorClock) throws {
+    public init(path: String, clock: any CastClock) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw CastReceiverError(.invalidConfiguration, "cannot open the wire log \(path): errno \(errno)")
@@ -33,7 +33,7 @@ public final class WireLog: Sendable {
     /// Records one message; `direction` is `recv` or `send`.
     func record(_ message: CastMessage, direction: String, device: String) {
         var line: JSONValue = [
-            "t": .number((clock.now * 1000).rounded() / 1000),
+            "t": .number((clock.now.inSeconds * 1000).rounded() / 1000),
             "dir": .string(direction),
             "device": .string(device),
             "source_id": .string(message.sourceID),

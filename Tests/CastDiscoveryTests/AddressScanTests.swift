@@ -66,9 +66,9 @@ struct AddressScanTests {
                     ]
                 ]
             }
-            let scheduler = ManualDiscoveryScheduler()
+            let clock = ManualCastClock()
             try await withDiscovery(
-                scheduler: scheduler,
+                clock: clock,
                 configure: { configuration in
                     configuration.browsesMulticastDNS = false
                     configuration.scanRanges = [try! AddressRange("\(block.address(0))/29")]
@@ -92,13 +92,13 @@ struct AddressScanTests {
                 #expect(devices.last?.id == first.id)
                 #expect(devices.last?.sources == .scan)
 
-                // The next scan, on the scheduler: a device that stopped answering is removed, and so is the
+                // The next scan, on the clock: a device that stopped answering is removed, and so is the
                 // group no member reports any more.
                 await emulator.devices[0].stop()
                 emulator.devices[1].setMultizoneGroups { [] }
-                await withDeadlineOrFail(.seconds(15), "the rescan timer") { await scheduler.waitForTimers(count: 1) }
-                #expect(scheduler.pendingDelays == [.seconds(300)])
-                scheduler.advance(by: .seconds(300))
+                await withDeadlineOrFail(.seconds(15), "the rescan timer") { await clock.waitForTimers(count: 1) }
+                #expect(clock.pendingDelays == [.seconds(300)])
+                clock.advance(by: .seconds(300))
                 try await waitUntil("the silent device's removal") {
                     !manager.devices.contains { $0.id == firstID } && !manager.devices.contains { $0.isGroup }
                 }

@@ -24,7 +24,7 @@ let traceLogger: Logger = {
 
 /// Runs `body` with a started manager and its event log; stops the manager afterwards.
 func withDiscovery<T: Sendable>(
-    scheduler: any DiscoveryScheduler = SystemDiscoveryScheduler(),
+    clock: any CastClock = SystemCastClock(),
     logCapture: LogCapture? = nil,
     configure: (inout DiscoveryManager.Configuration) -> Void = { _ in },
     _ body: (DiscoveryManager, EventLog) async throws -> T
@@ -33,7 +33,7 @@ func withDiscovery<T: Sendable>(
     configure(&configuration)
     let manager = DiscoveryManager(
         configuration: configuration,
-        scheduler: scheduler,
+        clock: clock,
         logger: logCapture?.logger ?? traceLogger
     )
     let log = EventLog(manager.events())
@@ -125,9 +125,9 @@ struct BrowsingLabTests {
         }
     }
 
-    @Test("a device that goes away is removed only after the removal delay, on the injected scheduler")
+    @Test("a device that goes away is removed only after the removal delay, on the injected clock")
     func removalIsDebounced() async throws {
-        let scheduler = ManualDiscoveryScheduler()
+        let clock = ManualCastClock()
         let serviceType = privateServiceType()
         let advertisement = CastAdvertisement(
             id: Identifiers.deviceID(),
@@ -135,7 +135,7 @@ struct BrowsingLabTests {
             port: 8009
         )
         try await withDiscovery(
-            scheduler: scheduler,
+            clock: clock,
             configure: {
                 $0.removalDelay = .seconds(2)
                 $0.serviceType = serviceType
@@ -147,12 +147,12 @@ struct BrowsingLabTests {
             _ = try await log.first("the device to be added") { $0.isAdded && $0.device?.id == advertisement.id }
 
             publisher.withdraw(id: advertisement.id)
-            await withDeadlineOrFail(.seconds(15), "the removal timer") { await scheduler.waitForTimers(count: 1) }
-            #expect(scheduler.pendingDelays == [.seconds(2)])
+            await withDeadlineOrFail(.seconds(15), "the removal timer") { await clock.waitForTimers(count: 1) }
+            #expect(clock.pendingDelays == [.seconds(2)])
             #expect(manager.device(withID: advertisement.id) != nil, "still listed while the delay runs")
             #expect(!log.events.contains { $0.isRemoved && $0.device?.id == advertisement.id })
 
-            scheduler.advance(by: .seconds(2))
+            clock.advance(by: .seconds(2))
             let removed = try await log.first("the removal") { $0.isRemoved && $0.device?.id == advertisement.id }
             #expect(removed.device?.friendlyName == advertisement.friendlyName)
             #expect(manager.device(withID: advertisement.id) == nil)
@@ -161,7 +161,7 @@ struct BrowsingLabTests {
 
     @Test("a flap shorter than the removal delay is invisible: withdrawn, re-published, never reported")
     func flapIsInvisible() async throws {
-        let scheduler = ManualDiscoveryScheduler()
+        let clock = ManualCastClock()
         let serviceType = privateServiceType()
         let advertisement = CastAdvertisement(
             id: Identifiers.deviceID(),
@@ -169,19 +169,19 @@ struct BrowsingLabTests {
             port: 8009
         )
         let id = advertisement.id
-        try await withDiscovery(scheduler: scheduler, configure: { $0.serviceType = serviceType }) { manager, log in
+        try await withDiscovery(clock: clock, configure: { $0.serviceType = serviceType }) { manager, log in
             let publisher = try DevicePublisher(serviceType: serviceType)
             defer { publisher.close() }
             try await publisher.publish(advertisement)
             _ = try await log.first("the device to be added") { $0.isAdded && $0.device?.id == id }
 
             publisher.withdraw(id: id)
-            await withDeadlineOrFail(.seconds(15), "the goodbye") { await scheduler.waitForTimers(count: 1) }
+            await withDeadlineOrFail(.seconds(15), "the goodbye") { await clock.waitForTimers(count: 1) }
             try await publisher.publish(advertisement)
             await withDeadlineOrFail(.seconds(15), "the re-announcement to cancel the removal") {
-                await scheduler.waitUntil { $0.pendingTimerCount == 0 }
+                await clock.waitUntil { $0.pendingTimerCount == 0 }
             }
-            scheduler.advance(by: .seconds(60))
+            clock.advance(by: .seconds(60))
             #expect(manager.device(withID: id) != nil)
             #expect(log.events.filter { $0.device?.id == id } == [.added(try #require(manager.device(withID: id)))])
         }
@@ -189,7 +189,7 @@ struct BrowsingLabTests {
 
     @Test("a group leader moving to a new port is one update, never a removal")
     func moveIsOneUpdate() async throws {
-        let scheduler = ManualDiscoveryScheduler()
+        let clock = ManualCastClock()
         let serviceType = privateServiceType()
         var advertisement = CastAdvertisement(
             id: Identifiers.deviceID(),
@@ -198,7 +198,7 @@ struct BrowsingLabTests {
         )
         advertisement.modelName = "Google Cast Group"
         let id = advertisement.id
-        try await withDiscovery(scheduler: scheduler, configure: { $0.serviceType = serviceType }) { manager, log in
+        try await withDiscovery(clock: clock, configure: { $0.serviceType = serviceType }) { manager, log in
             let publisher = try DevicePublisher(serviceType: serviceType)
             defer { publisher.close() }
             try await publisher.publish(advertisement)
@@ -212,7 +212,7 @@ struct BrowsingLabTests {
             #expect(updated.device?.port == 42003)
             #expect(updated.device?.isGroup == true)
             await withDeadlineOrFail(.seconds(15), "the move to settle") {
-                await scheduler.waitUntil { $0.pendingTimerCount == 0 }
+                await clock.waitUntil { $0.pendingTimerCount == 0 }
             }
             #expect(manager.device(withID: id)?.port == 42003)
             let mine = log.events.filter { $0.device?.id == id }

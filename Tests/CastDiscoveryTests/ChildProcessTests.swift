@@ -109,14 +109,14 @@ struct ChildProcessTests {
         let environment = ProcessInfo.processInfo.environment
         let id = try #require(environment["CAST_EXPECT_ID"])
         let restarted = try #require(environment["CAST_RESTARTED_FILE"])
-        let scheduler = ManualDiscoveryScheduler()
+        let clock = ManualCastClock()
         try await withCastReceiverEmulator { emulator in
             let port = emulator.devices[0].port
             try await withDiscovery(
-                scheduler: scheduler,
+                clock: clock,
                 configure: {
                     $0.staticDevices = [.staticDevice(host: "127.0.0.1", port: port, name: "Survivor")]
-                    $0.staticRetryInterval = nil  // the scheduler's only timers are then the reconnection's
+                    $0.staticRetryInterval = nil  // the clock's only timers are then the reconnection's
                     $0.reconnectDelay = .seconds(1)
                     $0.maximumReconnectDelay = .seconds(30)
                 }
@@ -142,10 +142,10 @@ struct ChildProcessTests {
                 var delays: [Duration] = []
                 for attempt in 0..<3 {
                     await withDeadlineOrFail(.seconds(10), "reconnection attempt \(attempt)") {
-                        await scheduler.waitForTimers(count: 1)
+                        await clock.waitForTimers(count: 1)
                     }
-                    delays += scheduler.pendingDelays
-                    if attempt < 2 { scheduler.advance(by: scheduler.pendingDelays.first ?? .zero) }
+                    delays += clock.pendingDelays
+                    if attempt < 2 { clock.advance(by: clock.pendingDelays.first ?? .zero) }
                 }
                 Child.report("reconnect.delays", delays.map { "\(Int($0 / .milliseconds(1)))" }.joined(separator: ","))
                 Child.report("browsing.retrying", "\(manager.isBrowsing)")
@@ -155,7 +155,7 @@ struct ChildProcessTests {
                 try await waitUntil("the daemon's restart", within: .seconds(60)) {
                     FileManager.default.fileExists(atPath: restarted)
                 }
-                scheduler.advance(by: scheduler.pendingDelays.first ?? .zero)
+                clock.advance(by: clock.pendingDelays.first ?? .zero)
                 try await waitUntil("the published device to be added again", within: .seconds(30)) {
                     log.events.filter { $0.isAdded && $0.device?.id == id }.count == 2
                 }

@@ -1,5 +1,6 @@
 import CastDiscovery
 import CastReceiver
+import CastTransport
 import Foundation
 import Testing
 
@@ -65,7 +66,7 @@ struct CriteriaLabTests {
     func slowCheckDoesNotBlock() async throws {
         let tag = uniqueTag()
         let serviceType = privateServiceType()
-        let clock = ManualEmulatorClock()
+        let clock = ManualCastClock()
         let fast = DeviceConfiguration(friendlyName: "\(tag) Fast", port: 0)
         var slow = DeviceConfiguration(friendlyName: "\(tag) Slow", port: 0)
         slow.faults.replyDelay = 3  // on the manual clock: the reply waits until the test advances it
@@ -81,7 +82,7 @@ struct CriteriaLabTests {
                 _ = try await log.first("the fast device") { $0.isAdded && $0.device?.id == fastID }
                 try await waitUntil("the slow device's question to arrive") { clock.pendingTimerCount > 0 }
                 #expect(manager.device(withID: slowID) == nil, "not listed while its answer is outstanding")
-                clock.advance(by: 3)
+                clock.advance(by: .seconds(3))
                 _ = try await log.first("the slow device") { $0.isAdded && $0.device?.id == slowID }
                 #expect(
                     manager.devices.filter { $0.friendlyName.hasPrefix(tag) }.map(\.friendlyName) == [

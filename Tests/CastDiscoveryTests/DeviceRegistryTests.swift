@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 import Testing
 
 @testable import CastDiscovery
@@ -202,32 +201,4 @@ struct DeviceRegistryTests {
         #expect(Self.events(effects).map { $0.device?.id } == ["a", "b"])
         #expect(registry.devices == [configured])
     }
-}
-
-@Suite("ManualDiscoveryScheduler")
-struct ManualDiscoverySchedulerTests {
-    @Test("fires due timers in order, skips cancelled ones, and wakes waiters when timers are armed")
-    func firesInOrder() async {
-        let scheduler = ManualDiscoveryScheduler()
-        let fired = FiredLog()
-        let waiting = Task { await scheduler.waitForTimers(count: 2) }
-        scheduler.schedule(after: .seconds(2)) { fired.append(2) }
-        let cancelled = scheduler.schedule(after: .seconds(1)) { fired.append(99) }
-        scheduler.schedule(after: .seconds(1)) { fired.append(1) }
-        await waiting.value
-        cancelled.cancel()
-        #expect(scheduler.pendingDelays == [.seconds(1), .seconds(2)])
-        scheduler.advance(by: .milliseconds(1500))
-        #expect(fired.values == [1])
-        scheduler.advance(by: .seconds(1))
-        #expect(fired.values == [1, 2])
-        #expect(scheduler.now == .milliseconds(2500))
-        #expect(scheduler.pendingTimerCount == 0)
-    }
-}
-
-final class FiredLog: Sendable {
-    private let storage = NIOLockedValueBox<[Int]>([])
-    func append(_ value: Int) { storage.withLockedValue { $0.append(value) } }
-    var values: [Int] { storage.withLockedValue { $0 } }
 }

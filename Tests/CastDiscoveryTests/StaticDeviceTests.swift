@@ -35,9 +35,30 @@ struct StaticDeviceTests {
         }
     }
 
-    @Test("an unreachable static device is not listed and is tried again on the scheduler until it answers")
+    @Test(
+        "an address as typed: HOST, HOST:PORT, [V6], [V6]:PORT and a bare IPv6 address",
+        arguments: [
+            ("192.168.1.20", "192.168.1.20", 8009), ("192.168.1.20:42001", "192.168.1.20", 42001),
+            ("tv.local:8010", "tv.local", 8010), ("[fe80::1]", "fe80::1", 8009), ("[fe80::1]:8010", "fe80::1", 8010),
+            ("fe80::1", "fe80::1", 8009),
+        ]
+    )
+    func staticDeviceFromAddress(address: String, host: String, port: Int) {
+        let device = CastDevice.staticDevice(address: address)
+        #expect(device == .staticDevice(host: host, port: port, name: address))
+        #expect(device.isStatic)
+        #expect(CastDevice.staticDevice(address: "10.0.0.2", defaultPort: 8010).port == 8010)
+    }
+
+    @Test("device(at:) takes an address as it is, without discovery")
+    func deviceAtAddress() async throws {
+        let device = try await DiscoveryManager.device(at: "127.0.0.1:1", within: .zero)
+        #expect(device == .staticDevice(host: "127.0.0.1", port: 1, name: "127.0.0.1:1"))
+    }
+
+    @Test("an unreachable static device is not listed and is tried again on the clock until it answers")
     func unreachableStaticDeviceIsRetried() async throws {
-        let scheduler = ManualDiscoveryScheduler()
+        let clock = ManualCastClock()
         // The device listens from the start but refuses connections until the retry: its port stays ours, so no
         // other test running in parallel can take it.
         var configuration = DeviceConfiguration(friendlyName: "Late", port: 0)
@@ -46,7 +67,7 @@ struct StaticDeviceTests {
             let device = emulator.devices[0]
             let port = device.port
             try await withDiscovery(
-                scheduler: scheduler,
+                clock: clock,
                 configure: { configuration in
                     configuration.browsesMulticastDNS = false
                     configuration.staticDevices = [.staticDevice(host: "127.0.0.1", port: port)]
@@ -54,13 +75,13 @@ struct StaticDeviceTests {
                     configuration.probeTimeout = .seconds(2)
                 }
             ) { manager, log in
-                await withDeadlineOrFail(.seconds(15), "the retry timer") { await scheduler.waitForTimers(count: 1) }
-                #expect(scheduler.pendingDelays == [.seconds(30)])
+                await withDeadlineOrFail(.seconds(15), "the retry timer") { await clock.waitForTimers(count: 1) }
+                #expect(clock.pendingDelays == [.seconds(30)])
                 #expect(manager.devices.isEmpty)
                 #expect(!manager.hasDiscoveredDevices)
 
                 device.setFaults(FaultInjection())
-                scheduler.advance(by: .seconds(30))
+                clock.advance(by: .seconds(30))
                 let added = try await log.first("the static device after the retry") { $0.isAdded }
                 #expect(added.device?.port == port)
                 #expect(added.device?.isStatic == true)
@@ -69,16 +90,16 @@ struct StaticDeviceTests {
         }
     }
 
-    @Test("a listed static device is probed again on the scheduler: removed when it stops answering, back when it does")
+    @Test("a listed static device is probed again on the clock: removed when it stops answering, back when it does")
     func listedStaticDeviceIsReprobed() async throws {
-        let scheduler = ManualDiscoveryScheduler()
+        let clock = ManualCastClock()
         // The device keeps its port throughout (no other test can take it); "gone" is refusing connections.
         let configuration = DeviceConfiguration(friendlyName: "Flaky", port: 0)
         try await withCastReceiverEmulator(devices: [configuration]) { emulator in
             let device = emulator.devices[0]
             let port = device.port
             try await withDiscovery(
-                scheduler: scheduler,
+                clock: clock,
                 configure: { configuration in
                     configuration.browsesMulticastDNS = false
                     configuration.staticDevices = [.staticDevice(host: "127.0.0.1", port: port, name: "Flaky")]
@@ -89,13 +110,13 @@ struct StaticDeviceTests {
                 let added = try await log.first("the static device") { $0.isAdded }
                 let id = try #require(added.device?.id)
                 // Listed, and a re-probe is armed.
-                await withDeadlineOrFail(.seconds(15), "the re-probe timer") { await scheduler.waitForTimers(count: 1) }
-                #expect(scheduler.pendingDelays == [.seconds(30)])
+                await withDeadlineOrFail(.seconds(15), "the re-probe timer") { await clock.waitForTimers(count: 1) }
+                #expect(clock.pendingDelays == [.seconds(30)])
 
                 // Still answering: nothing changes, and the next re-probe is armed.
-                scheduler.advance(by: .seconds(30))
+                clock.advance(by: .seconds(30))
                 await withDeadlineOrFail(.seconds(15), "the second re-probe timer") {
-                    await scheduler.waitUntil { $0.scheduledTimerCount >= 2 && $0.pendingTimerCount == 1 }
+                    await clock.waitUntil { $0.scheduledTimerCount >= 2 && $0.pendingTimerCount == 1 }
                 }
                 #expect(log.events.count == 1)
                 #expect(manager.devices.map(\.id) == [id])
@@ -104,19 +125,19 @@ struct StaticDeviceTests {
                 var refusing = FaultInjection()
                 refusing.refusesConnections = true
                 device.setFaults(refusing)
-                scheduler.advance(by: .seconds(30))
+                clock.advance(by: .seconds(30))
                 let removed = try await log.first("the removal of the silent device") { $0.isRemoved }
                 #expect(removed.device?.id == id)
                 #expect(manager.devices.isEmpty)
                 #expect(!manager.hasDiscoveredDevices)
                 await withDeadlineOrFail(.seconds(15), "the retry timer after the removal") {
-                    await scheduler.waitUntil { $0.scheduledTimerCount >= 3 && $0.pendingTimerCount == 1 }
+                    await clock.waitUntil { $0.scheduledTimerCount >= 3 && $0.pendingTimerCount == 1 }
                 }
-                #expect(scheduler.pendingDelays == [.seconds(30)])
+                #expect(clock.pendingDelays == [.seconds(30)])
 
                 // Back: the next probe lists it again.
                 device.setFaults(FaultInjection())
-                scheduler.advance(by: .seconds(30))
+                clock.advance(by: .seconds(30))
                 try await waitUntil("the device to be added again") { log.events.filter(\.isAdded).count == 2 }
                 #expect(log.events.map(\.isAdded) == [true, false, true])
                 #expect(manager.devices.map(\.id) == [id])

@@ -258,6 +258,23 @@ import Testing
         }
     }
 
+    @Test func theShortInitializersSetMetadataAndDuration() throws {
+        let metadata = MediaMetadata(kind: .movie, title: "Sintel", subtitle: "Blender Foundation")
+        #expect(metadata.title == "Sintel" && metadata.subtitle == "Blender Foundation")
+        #expect(MediaMetadata(kind: .movie).allFields.isEmpty)
+        let media = MediaInformation(
+            contentID: "https://e.x/s.mp4",
+            contentType: "video/mp4",
+            metadata: metadata,
+            duration: 888
+        )
+        #expect(media.metadata == metadata && media.duration == 888)
+        let json = media.json
+        #expect(json["duration"] == 888)
+        #expect(json["metadata"]?["title"] == "Sintel")
+        #expect(try MediaInformation(json: json) == media)
+    }
+
     @Test func metadataAccessorsAndCustomKeys() throws {
         let all = Self.metadataOfEveryKind()
         #expect(all.map(\.kind.rawValue) == [0, 1, 2, 3, 4, 5, 100])

@@ -5,7 +5,7 @@ import Testing
 @testable import CastReceiver
 
 // An emulated device over real TLS on 127.0.0.1, driven by CastConnection (cast-protocol.md §3, §6, §7, §9, §12).
-// Time on the device is a ManualEmulatorClock: media ends and delayed replies happen only on advance(by:).
+// Time on the device is a ManualCastClock: media ends and delayed replies happen only on advance(by:).
 
 private let dmr = "CC1AD845"
 private let backdrop = "E8C28D3C"
@@ -399,7 +399,7 @@ struct EmulatedDeviceMediaTests {
             #expect(loaded.firstStatus?["playerState"] == "PLAYING")
             #expect(clock.pendingTimerCount == 1, "the end of the item is armed")
 
-            clock.advance(by: 29)
+            clock.advance(by: .seconds(29))
             #expect(device.mediaStatus?["currentTime"] == 29)
             #expect(device.mediaStatus?["playerState"] == "PLAYING")
 
@@ -409,7 +409,7 @@ struct EmulatedDeviceMediaTests {
             #expect(broadcasts.count == 1)
             #expect(try broadcasts.first?.json().firstStatus?["extendedStatus"]?["playerState"] == "LOADING")
 
-            clock.advance(by: 1)
+            clock.advance(by: .seconds(1))
             let finished = try await sender.inbox.json(on: CastNamespace.media) {
                 $0["requestId"] == 0 && $0.firstStatus?["idleReason"] == "FINISHED"
             }
@@ -472,7 +472,7 @@ struct EmulatedDeviceMediaTests {
             let transportID = try await first.launchAndConnect(dmr)
             let sessionID = device.runningApp.sessionID
             _ = try await first.media(["type": "LOAD", "media": shortMovie], to: transportID)
-            clock.advance(by: 12)
+            clock.advance(by: .seconds(12))
             _ = try await first.media(["type": "PAUSE", "mediaSessionId": 1], to: transportID)
             await first.close()
             try await waitUntil("the device noticed the disconnect") { device.connectionCount == 0 }
@@ -531,7 +531,7 @@ struct EmulatedDeviceFaultTests {
     @Test func stopsAnsweringPingsAfter() async throws {
         let healthy = testDevice("Healthy")
         let stuck = testDevice("Stuck") { $0.faults.stopsAnsweringPingsAfter = 2 }
-        try await withCastReceiverEmulator(devices: [healthy, stuck], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(devices: [healthy, stuck], clock: ManualCastClock()) { emulator in
             var client = CastConnection.Configuration()
             client.heartbeat.pingInterval = .milliseconds(50)
             client.heartbeat.deadAfter = .milliseconds(1200)
@@ -558,11 +558,11 @@ struct EmulatedDeviceFaultTests {
             try await waitUntil("the device scheduled the delayed reply") { clock.pendingTimerCount == 1 }
             #expect(sender.inbox.all.isEmpty)
 
-            clock.advance(by: 1.5)
+            clock.advance(by: .milliseconds(1500))
             #expect(clock.pendingTimerCount == 1)
             #expect(sender.inbox.all.isEmpty)
 
-            clock.advance(by: 0.5)
+            clock.advance(by: .milliseconds(500))
             #expect(clock.pendingTimerCount == 0)
             let reply = try await request.value
             #expect(reply.type == "RECEIVER_STATUS")
@@ -712,17 +712,17 @@ struct EmulatedDeviceConfigurationTests {
             #expect(clock.pendingTimerCount == 1, "the load's completion is armed")
             #expect(device.mediaStatus == nil)
 
-            clock.advance(by: 1)
+            clock.advance(by: .seconds(1))
             #expect(device.mediaStatus == nil)
             #expect(!sender.inbox.all.contains { (try? $0.json())?["requestId"] == 2 })
 
-            clock.advance(by: 1)
+            clock.advance(by: .seconds(1))
             let loaded = try await load.value
             #expect(loaded["requestId"] == 2)
             #expect(loaded.firstStatus?["playerState"] == "PLAYING")
             #expect(loaded.firstStatus?["currentTime"] == 0)
 
-            clock.advance(by: 10)
+            clock.advance(by: .seconds(10))
             let finished = try await sender.inbox.json(on: CastNamespace.media) {
                 $0.firstStatus?["idleReason"] == "FINISHED"
             }
@@ -770,13 +770,13 @@ struct EmulatedDeviceConfigurationTests {
     @Test func anUnusableIdentityIsAnInvalidConfiguration() async throws {
         var configuration = testDevice()
         configuration.identity = TLSIdentity(certificatePEM: "not a certificate", privateKeyPEM: "not a key")
-        let device = EmulatedDevice(configuration: configuration, clock: ManualEmulatorClock())
+        let device = EmulatedDevice(configuration: configuration, clock: ManualCastClock())
         let error = await #expect(throws: CastReceiverError.self) { try await device.start() }
         #expect(error?.code == .invalidConfiguration)
     }
 
     @Test func wireLogRecordsEveryFrameInBothDirections() async throws {
-        let clock = ManualEmulatorClock()
+        let clock = ManualCastClock()
         let path = "/tmp/cast-receiver-tests-wirelog-\(Identifiers.uuid()).jsonl"
         let log = try WireLog(path: path, clock: clock)
         defer { try? FileManager.default.removeItem(atPath: path) }

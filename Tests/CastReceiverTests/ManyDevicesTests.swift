@@ -23,7 +23,7 @@ struct ManyDevicesTests {
     @Test func twoHundredDevicesStartAnswerAndStop() async throws {
         let emulator = try CastReceiverEmulator(
             devices: CastReceiverEmulator.configurations(count: 200, basePort: 0),
-            clock: ManualEmulatorClock()
+            clock: ManualCastClock()
         )
         try await emulator.start()
         let devices = emulator.devices
@@ -63,7 +63,7 @@ struct ManyDevicesTests {
             var first = testDevice("First")
             first.port = 0
             let conflicting = testDevice("Conflicting") { $0.port = taken.port }
-            let emulator = try CastReceiverEmulator(devices: [first, conflicting], clock: ManualEmulatorClock())
+            let emulator = try CastReceiverEmulator(devices: [first, conflicting], clock: ManualCastClock())
             let error = await #expect(throws: CastReceiverError.self) { try await emulator.start() }
             #expect(error?.code == .listenFailed)
             #expect(emulator.devices[0].port > 0)

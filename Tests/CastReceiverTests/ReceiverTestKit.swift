@@ -231,8 +231,8 @@ func testDevice(_ name: String = "Test Device", configure: (inout DeviceConfigur
 /// Runs `body` with one started emulated device on a manual clock.
 func withDevice<Result: Sendable>(
     _ configuration: DeviceConfiguration = testDevice(),
-    clock: ManualEmulatorClock = ManualEmulatorClock(),
-    _ body: (EmulatedDevice, ManualEmulatorClock) async throws -> Result
+    clock: ManualCastClock = ManualCastClock(),
+    _ body: (EmulatedDevice, ManualCastClock) async throws -> Result
 ) async throws -> Result {
     try await withCastReceiverEmulator(devices: [configuration], clock: clock) { emulator in
         try await body(emulator.devices[0], clock)

@@ -40,7 +40,7 @@ import Testing
         var configuration = DeviceConfiguration(friendlyName: "Old Device", port: 0)
         configuration.deviceAuth = auth
         let castOptions = testOptions(try options(trusting: auth, .require))
-        try await withCastReceiverEmulator(devices: [configuration], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualCastClock()) { emulator in
             let context = CastContext(options: castOptions)
             let events = context.sessionManager.events()
             let error = await #expect(throws: CastSessionError.self) {

@@ -138,7 +138,7 @@ import Testing
             let early = client.skipAd()
             #expect(localFailure(of: early) == .notSupported)
 
-            fixture.clock.advance(by: 6)
+            fixture.clock.advance(by: .seconds(6))
             let skippable = try #require(try await client.requestStatus().response())
             #expect(skippable.adBreakStatus?.currentBreakClipTime == 6)
             #expect(skippable.adBreakStatus?.isSkippable == true)
@@ -153,7 +153,7 @@ import Testing
             #expect(skipped.currentTime == 0)
             #expect(!skipped.supportedMediaCommands.contains(.skipAd))
 
-            fixture.clock.advance(by: 4)
+            fixture.clock.advance(by: .seconds(4))
             let content = try #require(try await client.requestStatus().response())
             #expect(content.currentTime == 4)
             #expect(content.adBreakStatus == nil)
@@ -208,7 +208,7 @@ import Testing
             #expect(rate.isInputEnabled)
 
             // Ten seconds at 1.5× move the receiver's position by 15.
-            fixture.clock.advance(by: 10)
+            fixture.clock.advance(by: .seconds(10))
             let moved = try await client.requestStatus().response()
             #expect(moved?.currentTime == 95)
 
@@ -374,7 +374,7 @@ import Testing
             let updates = client.statusUpdates()
 
             // Ten seconds before the end of "a", "b" is preloaded.
-            fixture.clock.advance(by: 20)
+            fixture.clock.advance(by: .seconds(20))
             _ = try await next(events) {
                 if case .preloadStatusUpdated(let id) = $0 { return id == ids[1] }
                 return false
@@ -382,7 +382,7 @@ import Testing
             #expect(client.mediaStatus?.preloadedItemID == ids[1])
 
             // "a" ends: "b" plays by itself.
-            fixture.clock.advance(by: 11)
+            fixture.clock.advance(by: .seconds(11))
             _ = try await next(events) {
                 if case .statusUpdated(let status) = $0 { return status?.currentItemID == ids[1] }
                 return false
@@ -396,8 +396,8 @@ import Testing
             #expect(client.mediaStatus?.currentItemID == ids[1])
 
             // "b" and "c" play out; the queue finishes.
-            fixture.clock.advance(by: 39)
-            fixture.clock.advance(by: 25)
+            fixture.clock.advance(by: .seconds(39))
+            fixture.clock.advance(by: .seconds(25))
             let finished = try await next(updates) { $0?.idleReason == .finished }
             #expect(finished?.playerState == .idle)
             let last = try #require(try await client.requestStatus().response())
@@ -511,7 +511,7 @@ import Testing
             #expect(late.values == [.replaced], "a callback registered after the outcome runs at once")
 
             try await loading("https://example.com/second.mp4")
-            fixture.clock.advance(by: 5)
+            fixture.clock.advance(by: .seconds(5))
             let status = try #require(try await second.response())
             #expect(status.playerState == .playing)
             #expect(status.media?.contentID == "https://example.com/second.mp4")
@@ -568,7 +568,7 @@ import Testing
     @Test func stopThenEndTheSession() async throws {
         try await withCastReceiverEmulator(
             devices: [DeviceConfiguration(friendlyName: "Kitchen", port: 0)],
-            clock: ManualEmulatorClock()
+            clock: ManualCastClock()
         ) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: testOptions())

@@ -10,7 +10,7 @@ import Testing
     @Test func aSecondSenderJoinsAndBothReceiveBroadcasts() async throws {
         try await withCastReceiverEmulator(
             devices: [DeviceConfiguration(friendlyName: "Lounge", port: 0)],
-            clock: ManualEmulatorClock()
+            clock: ManualCastClock()
         ) { emulator in
             let device = emulator.devices[0]
             let first = CastContext(options: testOptions())
@@ -70,7 +70,7 @@ import Testing
     @Test func stoppingTheAppFromAnotherSenderEndsTheSession() async throws {
         try await withCastReceiverEmulator(
             devices: [DeviceConfiguration(friendlyName: "Office", port: 0)],
-            clock: ManualEmulatorClock()
+            clock: ManualCastClock()
         ) { emulator in
             let device = emulator.devices[0]
             let first = CastContext(options: testOptions())
@@ -95,7 +95,7 @@ import Testing
     @Test func launchingAnotherAppEndsTheSession() async throws {
         try await withCastReceiverEmulator(
             devices: [DeviceConfiguration(friendlyName: "Hall", port: 0)],
-            clock: ManualEmulatorClock()
+            clock: ManualCastClock()
         ) { emulator in
             let device = emulator.devices[0]
             let first = CastContext(options: testOptions())
@@ -116,7 +116,7 @@ import Testing
     @Test func relaunchIfRunningStartsANewSession() async throws {
         try await withCastReceiverEmulator(
             devices: [DeviceConfiguration(friendlyName: "Attic", port: 0)],
-            clock: ManualEmulatorClock()
+            clock: ManualCastClock()
         ) { emulator in
             let device = emulator.devices[0]
             let first = CastContext(options: testOptions())

@@ -10,7 +10,7 @@ import Testing
     @Test func joinTakesOverWhateverRunsWithoutLaunchingOrEndingIt() async throws {
         try await withCastReceiverEmulator(
             devices: [DeviceConfiguration(friendlyName: "Den", port: 0)],
-            clock: ManualEmulatorClock()
+            clock: ManualCastClock()
         ) { emulator in
             let device = emulator.devices[0]
             let phone = CastContext(options: testOptions())
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func joiningAnIdleDeviceFailsWithNoApplicationRunning() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: testOptions())
             let events = context.sessionManager.events()
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func joiningANonMediaAppGivesASessionWithoutMediaClient() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let starter = CastContext(options: testOptions { $0.receiverApplicationID = "E0C40001" })
             try await starter.sessionManager.startSession(with: device.castDevice)
@@ -92,7 +92,7 @@ import Testing
         var configuration = DeviceConfiguration(friendlyName: "Kitchen speaker", port: 0)
         configuration.model = "Google Home Mini"
         configuration.capabilities = 4 | 2048
-        try await withCastReceiverEmulator(devices: [configuration], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let address = CastDevice.staticDevice(host: device.host, port: device.port)
             #expect(address.friendlyName == device.host, "before asking, only the address is known")
@@ -110,7 +110,7 @@ import Testing
 
 extension JoinRunningTests {
     @Test func aResumedSessionShowsWhatPlaysWhenItReturns() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let options = testOptions()
             let first = CastContext(options: options)
@@ -168,7 +168,7 @@ extension JoinRunningTests {
     }
 
     @Test func aSessionSavedByAddressBelongsToTheSameDeviceFoundByID() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let options = testOptions()
             let first = CastContext(options: options)
@@ -189,7 +189,7 @@ extension JoinRunningTests {
 /// A device followed without a session.
 @Suite struct DeviceObserverTests {
     @Test func followsAppsAndMediaThatOthersStartAndStop() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let observer = DeviceObserver(device: device.castDevice, options: testOptions())
             let updates = observer.updates()
@@ -219,7 +219,7 @@ extension JoinRunningTests {
     }
 
     @Test func setsTheVolumeOfAnIdleDeviceWithoutAnApp() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let observer = DeviceObserver(device: device.castDevice, options: testOptions { $0.volumeStep = 0.1 })
             await #expect {
@@ -242,7 +242,7 @@ extension JoinRunningTests {
     }
 
     @Test func publishesEachVolumeChangeOnceAndInTheOrderTheDeviceMadeThem() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let observer = DeviceObserver(device: device.castDevice, options: testOptions())
             let updates = observer.updates()
@@ -273,7 +273,7 @@ extension JoinRunningTests {
     }
 
     @Test func sharesASessionsConnectionWhileItLastsThenFollowsTheAppOnItsOwnAgain() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let phone = CastContext(options: testOptions())
             let phoneClient = try #require(
@@ -328,7 +328,7 @@ extension JoinRunningTests {
     }
 
     @Test func reconnectsAfterTheConnectionDrops() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let sleeper = RecordingSleeper()
             let observer = DeviceObserver(device: device.castDevice, options: testOptions(), sleep: sleeper.sleep)
@@ -353,7 +353,7 @@ extension JoinRunningTests {
         var speaker = DeviceConfiguration(friendlyName: "Speaker", port: 0)
         speaker.model = "Google Home"
         speaker.capabilities = 4
-        try await withCastReceiverEmulator(devices: [tv, speaker], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(devices: [tv, speaker], clock: ManualCastClock()) { emulator in
             let starter = CastContext(options: testOptions())
             let session = try await starter.sessionManager.startSession(with: emulator.devices[0].castDevice)
             try await session.remoteMediaClient!.loadMedia(sampleMedia(title: "Busy")).response()
@@ -386,7 +386,7 @@ extension JoinRunningTests {
     @Test func aDeviceThatNeverAnswersIsReportedWithinTheTimeout() async throws {
         var silent = DeviceConfiguration(friendlyName: "Silent", port: 0)
         silent.faults.replyDelay = 3600
-        try await withCastReceiverEmulator(devices: [silent], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(devices: [silent], clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let results = await DeviceObserver.activities(
                 of: [device.castDevice],

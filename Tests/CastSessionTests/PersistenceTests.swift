@@ -52,7 +52,7 @@ import Glibc
     }
 
     @Test func aVersionOneFileIsStillResumable() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let options = testOptions()
             let first = CastContext(options: options)
@@ -134,7 +134,7 @@ import Glibc
         deviceB.id = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
         deviceB.sessionIDGenerator = { transferredID.value.withLockedValue { $0 } ?? Identifiers.uuid() }
 
-        try await withCastReceiverEmulator(devices: [deviceA, deviceB], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(devices: [deviceA, deviceB], clock: ManualCastClock()) { emulator in
             let a = emulator.devices[0]
             let b = emulator.devices[1]
             let options = testOptions()
@@ -205,7 +205,7 @@ import Glibc
         // mistaken for the saved app.
         var configuration = DeviceConfiguration(friendlyName: "Reused ids", port: 0)
         configuration.sessionIDGenerator = { "SESSION-REUSED" }
-        try await withCastReceiverEmulator(devices: [configuration], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let options = testOptions()
             let first = CastContext(options: options)

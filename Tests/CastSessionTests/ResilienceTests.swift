@@ -239,7 +239,7 @@ import Testing
         let options = testOptions { options in
             options.heartbeat = HeartbeatConfiguration(pingInterval: .milliseconds(100), deadAfter: .milliseconds(400))
         }
-        try await withCastReceiverEmulator(devices: [configuration], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualCastClock()) { emulator in
             let context = CastContext(options: options, sleep: sleeper.sleep)
             let events = context.sessionManager.events()
             // The 400 ms limit is real time: on a saturated machine the start itself can exceed it. That is not

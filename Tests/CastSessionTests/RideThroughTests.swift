@@ -24,7 +24,7 @@ import Testing
 
     @Test func aLoadWhoseReplyWasLostIsNotSentAgain() async throws {
         let sleeper = RecordingSleeper()
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: ridingOptions(), sleep: sleeper.sleep)
             let session = try await context.sessionManager.startSession(with: device.castDevice)
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func aLoadTheDeviceNeverSawIsSentAgain() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
             let session = try await context.sessionManager.startSession(with: device.castDevice)
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func aQueueInsertWhoseReplyWasLostAddsItsItemOnce() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
             let session = try await context.sessionManager.startSession(with: device.castDevice)
@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test func aRelativeSeekWhoseReplyWasLostMovesOnce() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
             let session = try await context.sessionManager.startSession(with: device.castDevice)
@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func aDeviceVolumeChangeRidesThroughADrop() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
             let session = try await context.sessionManager.startSession(with: device.castDevice)
@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func withoutWaitingAnInterruptedRequestFailsWithConnectionLost() async throws {
-        try await withCastReceiverEmulator(clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: testOptions(), sleep: RecordingSleeper().sleep)
             let session = try await context.sessionManager.startSession(with: device.castDevice)
@@ -116,7 +116,7 @@ import Testing
         var configuration = DeviceConfiguration(friendlyName: "Flaky Wi-Fi", port: 0)
         configuration.faults.losesReplyTo = "LAUNCH"
         configuration.faults.dropLimit = 1
-        try await withCastReceiverEmulator(devices: [configuration], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let context = CastContext(options: testOptions(), sleep: sleeper.sleep)
             let session = try await context.sessionManager.startSession(with: device.castDevice)
@@ -131,7 +131,7 @@ import Testing
         var configuration = DeviceConfiguration(friendlyName: "Flaky Wi-Fi", port: 0)
         configuration.faults.dropsOn = "LAUNCH"
         configuration.faults.dropLimit = 2
-        try await withCastReceiverEmulator(devices: [configuration], clock: ManualEmulatorClock()) { emulator in
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
             let sleeper = RecordingSleeper()
             let context = CastContext(options: testOptions(), sleep: sleeper.sleep)

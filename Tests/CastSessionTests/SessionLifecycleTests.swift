@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct SessionLifecycleTests {
     @Test func startLoadControlAndEnd() async throws {
-        let clock = ManualEmulatorClock()
+        let clock = ManualCastClock()
         try await withCastReceiverEmulator(
             devices: [DeviceConfiguration(friendlyName: "Living Room", port: 0)],
             clock: clock
@@ -29,7 +29,7 @@ import Testing
             let sought = try await client.seek(.to(120, resumeState: .play)).response()
             #expect(sought?.currentTime == 120)
             #expect(sought?.playerState == .playing)
-            clock.advance(by: 10)
+            clock.advance(by: .seconds(10))
             #expect(abs(client.approximateStreamPosition - 120) < 5)
             try await client.setPlaybackRate(1.5).response()
             #expect(client.mediaStatus?.playbackRate == 1.5)

@@ -75,7 +75,7 @@ func withTwoDevices(
         devices: [
             DeviceConfiguration(friendlyName: first, port: 0), DeviceConfiguration(friendlyName: second, port: 0),
         ],
-        clock: ManualEmulatorClock()
+        clock: ManualCastClock()
     ) { emulator in
         try await body(emulator.devices[0], emulator.devices[1])
     }
@@ -279,7 +279,7 @@ func localFailure(of request: MediaRequest) -> CastMediaError.Code? {
 
 /// One started emulator device with a session on it.
 struct SessionFixture: Sendable {
-    let clock: ManualEmulatorClock
+    let clock: ManualCastClock
     let device: EmulatedDevice
     let context: CastContext
     let session: CastSession
@@ -295,7 +295,7 @@ func withStartedSession<Result: Sendable>(
     sleep: (@Sendable (Duration) async throws -> Void)? = nil,
     _ body: (SessionFixture) async throws -> Result
 ) async throws -> Result {
-    let clock = ManualEmulatorClock()
+    let clock = ManualCastClock()
     var configuration = DeviceConfiguration(friendlyName: "Test Device", port: 0)
     configure(&configuration)
     let castOptions = testOptions(options)

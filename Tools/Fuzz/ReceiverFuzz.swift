@@ -24,7 +24,7 @@ enum ReceiverFuzz {
         var configuration = DeviceConfiguration(friendlyName: "Fuzz", port: 0)
         configuration.id = "0123456789abcdef0123456789abcdef"
         configuration.sessionIDGenerator = { sessions.next() }
-        let device = EmulatedDevice(configuration: configuration, clock: ManualEmulatorClock())
+        let device = EmulatedDevice(configuration: configuration, clock: ManualCastClock())
         let senders = [
             EmulatedDevice.Requester(connectionID: 1, senderID: "sender-0"),
             EmulatedDevice.Requester(connectionID: 2, senderID: "sender-1"),

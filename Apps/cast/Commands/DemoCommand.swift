@@ -29,7 +29,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     private func tour(_ runtime: CLIRuntime) async throws {
         // Emulated time: the tour moves the clock instead of waiting, so it is quick and always the same.
-        let clock = ManualEmulatorClock()
+        let clock = ManualCastClock()
         try await withCastReceiverEmulator(
             devices: [DeviceConfiguration(friendlyName: "Demo Living Room TV", port: 0)],
             clock: clock,
@@ -96,13 +96,13 @@ struct DemoCommand: AsyncParsableCommand {
             try await client.load(load).response()
             steps.show("Loaded a two-item queue; the first item has English subtitles and a pre-roll ad.", controller)
 
-            clock.advance(by: 6)
+            clock.advance(by: .seconds(6))
             try await client.requestStatus().response()
             steps.show("6 seconds into the ad it becomes skippable (the mini controller shows it).", controller)
             try await client.skipAd().response()
             steps.show("Skipped the ad: the movie starts.", controller)
 
-            clock.advance(by: 30)
+            clock.advance(by: .seconds(30))
             try await client.requestStatus().response()
             steps.show("30 seconds later the position has moved on.", controller)
             try await client.pause().response()
@@ -110,7 +110,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await client.seek(.to(120, resumeState: .play)).response()
             steps.show("Sought to 2:00 and resumed playing.", controller)
             try await client.setPlaybackRate(1.5).response()
-            clock.advance(by: 10)
+            clock.advance(by: .seconds(10))
             try await client.requestStatus().response()
             steps.show("Playback rate 1.5×: 10 seconds of wall time moved the position 15 seconds.", controller)
             try await session.setDeviceVolume(0.4)

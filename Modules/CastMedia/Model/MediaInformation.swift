@@ -38,11 +38,19 @@ public struct MediaInformation: JSONConvertible, Hashable {
     /// An Assistant deep link.
     public var entity: String?
 
-    /// Media to play from a URL.
-    public init(contentID: String, contentType: String, streamType: StreamType = .buffered) {
+    /// Media to play from a URL, with what a sender shows about it and, when known, its duration in seconds.
+    public init(
+        contentID: String,
+        contentType: String,
+        streamType: StreamType = .buffered,
+        metadata: MediaMetadata? = nil,
+        duration: Double? = nil
+    ) {
         self.contentID = contentID
         self.contentType = contentType
         self.streamType = streamType
+        self.metadata = metadata
+        self.duration = duration
     }
 
     /// The URL that actually plays: ``contentURL`` if set, else ``contentID``.

@@ -90,11 +90,13 @@ public struct MediaMetadata: JSONConvertible, Hashable {
     public var images: [WebImage]
     private var fields: [String: JSONValue]
 
-    /// Empty metadata of a type.
-    public init(kind: Kind = .generic, images: [WebImage] = []) {
+    /// Metadata of a type: empty, or with the title and subtitle every sender's controllers show.
+    public init(kind: Kind = .generic, title: String? = nil, subtitle: String? = nil, images: [WebImage] = []) {
         self.kind = kind
         self.images = images
         self.fields = [:]
+        self.title = title
+        self.subtitle = subtitle
     }
 
     /// Any field by its wire key (standard or custom).

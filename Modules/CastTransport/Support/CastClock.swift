@@ -2,18 +2,23 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// Where discovery's timers run: the removal debounce and the retry of unreachable static devices.
+/// Where timers run and what time it is, for code whose timing tests want to control: the emulator's media
+/// positions, ends of media, ad clips and delayed replies; discovery's removal debounce, static retries and
+/// rescans.
 ///
-/// ``DiscoveryManager`` uses ``SystemDiscoveryScheduler`` unless told otherwise; tests pass a
-/// ``ManualDiscoveryScheduler`` and move time with ``ManualDiscoveryScheduler/advance(by:)`` instead of sleeping.
-public protocol DiscoveryScheduler: Sendable {
-    /// Runs `action` once `delay` has passed. The action runs on an arbitrary thread and must be quick.
+/// Production code uses ``SystemCastClock``; tests pass a ``ManualCastClock`` and move time with
+/// ``ManualCastClock/advance(by:)`` instead of sleeping.
+public protocol CastClock: Sendable {
+    /// Time since an arbitrary, fixed origin.
+    var now: Duration { get }
+    /// Runs `action` once `delay` has passed on this clock (a negative delay counts as zero; the action never runs
+    /// inside this call). The action runs on an arbitrary thread and must be quick.
     @discardableResult
-    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> DiscoveryTimer
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> CastTimer
 }
 
 /// A scheduled action that can be cancelled before it fires.
-public struct DiscoveryTimer: Sendable {
+public struct CastTimer: Sendable {
     private let cancelAction: @Sendable () -> Void
 
     /// Wraps a cancel action.
@@ -24,27 +29,32 @@ public struct DiscoveryTimer: Sendable {
 }
 
 /// Real time, with timers on a SwiftNIO event loop (no thread of its own).
-public struct SystemDiscoveryScheduler: DiscoveryScheduler {
+public struct SystemCastClock: CastClock {
+    private let origin = NIODeadline.now()
     private let eventLoop: any EventLoop
 
-    /// A scheduler whose timers run on `eventLoop`.
+    /// A clock whose timers run on `eventLoop`, at time zero now.
     public init(eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()) {
         self.eventLoop = eventLoop
     }
 
+    public var now: Duration { .nanoseconds((NIODeadline.now() - origin).nanoseconds) }
+
     @discardableResult
-    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> DiscoveryTimer {
-        let task = eventLoop.scheduleTask(in: TimeAmount(delay)) { action() }
-        return DiscoveryTimer { task.cancel() }
+    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> CastTimer {
+        let task = eventLoop.scheduleTask(in: TimeAmount(max(.zero, delay))) { action() }
+        return CastTimer { task.cancel() }
     }
 }
 
 /// Time that moves only when a test says so.
 ///
-/// ``advance(by:)`` fires every timer that falls due, in deadline order. ``waitUntil(_:)`` lets a test wait until
-/// the code under test has armed (or cancelled) its timers — say, the removal debounce after a goodbye packet —
-/// without polling or sleeping.
-public final class ManualDiscoveryScheduler: DiscoveryScheduler {
+/// ``advance(by:)`` fires every timer that falls due, in deadline order (timers with the same deadline in the
+/// order they were scheduled), each seeing ``now`` at its own deadline, so cascades (an item ends, the next
+/// starts, its preload fires) happen exactly as in real time. ``waitUntil(_:)`` lets a test wait until the code
+/// under test has armed (or cancelled) its timers — say, the removal debounce after a goodbye packet — without
+/// polling or sleeping.
+public final class ManualCastClock: CastClock {
     /// What a waiting test can look at.
     public struct Snapshot: Sendable {
         /// Timers armed and not yet fired or cancelled.
@@ -88,10 +98,10 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
 
     private let state = NIOLockedValueBox(State())
 
-    /// A scheduler at time zero.
+    /// A clock at time zero.
     public init() {}
 
-    /// Time since creation, as far as this scheduler is concerned.
+    /// Time since creation, as far as this clock is concerned.
     public var now: Duration { state.withLockedValue { $0.now } }
 
     /// The number of timers waiting to fire.
@@ -103,7 +113,7 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
     }
 
     @discardableResult
-    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> DiscoveryTimer {
+    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> CastTimer {
         let (id, ready) = state.withLockedValue { state -> (Int, [CheckedContinuation<Void, Never>]) in
             let id = state.nextSequence
             state.nextSequence += 1
@@ -111,7 +121,7 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
             return (id, state.takeReady())
         }
         for continuation in ready { continuation.resume() }
-        return DiscoveryTimer { [weak self] in
+        return CastTimer { [weak self] in
             guard let self else { return }
             let ready = self.state.withLockedValue { state in
                 state.timers.removeValue(forKey: id) == nil ? [] : state.takeReady()
@@ -120,7 +130,7 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
         }
     }
 
-    /// Suspends until `condition` holds for the scheduler's timers (checked now and after every change), or the
+    /// Suspends until `condition` holds for the clock's timers (checked now and after every change), or the
     /// task is cancelled.
     public func waitUntil(_ condition: @escaping @Sendable (Snapshot) -> Bool) async {
         let id = state.withLockedValue { state in
