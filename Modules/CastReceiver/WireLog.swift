@@ -33,7 +33,7 @@ public final class WireLog: Sendable {
     /// Records one message; `direction` is `recv` or `send`.
     func record(_ message: CastMessage, direction: String, device: String) {
         var line: JSONValue = [
-            "t": .number((clock.now.inSeconds * 1000).rounded() / 1000),
+            "t": timestamp,
             "dir": .string(direction),
             "device": .string(device),
             "source_id": .string(message.sourceID),
@@ -59,10 +59,13 @@ public final class WireLog: Sendable {
         var streams: [String: JSONValue] = ["simulatedLoss": .number(Double(endpoint.dropped.simulated))]
         for (kind, statistics) in endpoint.statistics { streams[kind == .video ? "video" : "audio"] = statistics.json }
         append([
-            "t": .number((clock.now * 1000).rounded() / 1000), "dir": "stream", "device": .string(device),
+            "t": timestamp, "dir": "stream", "device": .string(device),
             "udp_port": .number(Double(endpoint.answer.udpPort)), "statistics": .object(streams),
         ])
     }
+
+    /// The clock's time in seconds, to the millisecond.
+    private var timestamp: JSONValue { .number((clock.now.inSeconds * 1000).rounded() / 1000) }
 
     private func append(_ line: JSONValue) {
         let text = Array((line.jsonString + "\n").utf8)
