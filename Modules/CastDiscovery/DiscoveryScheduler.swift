@@ -32,6 +32,7 @@ public struct SystemDiscoveryScheduler: DiscoveryScheduler {
         self.eventLoop = eventLoop
     }
 
+    /// Runs `action` on the event loop once `delay` has passed.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> DiscoveryTimer {
         let task = eventLoop.scheduleTask(in: TimeAmount(delay)) { action() }
@@ -102,6 +103,7 @@ public final class ManualDiscoveryScheduler: DiscoveryScheduler {
         state.withLockedValue { state in state.timers.values.map { $0.deadline - state.now }.sorted() }
     }
 
+    /// Runs `action` when ``advance(by:)`` reaches its deadline.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> DiscoveryTimer {
         let (id, ready) = state.withLockedValue { state -> (Int, [CheckedContinuation<Void, Never>]) in

@@ -15,6 +15,7 @@ public struct CastReceiverError: Error, Sendable, CustomStringConvertible {
         /// The operation needs a started device.
         public static let notRunning = Code(.notRunning)
 
+        /// The code's name, as logs and `--json` output show it.
         public var description: String { base.rawValue }
     }
 
@@ -32,5 +33,6 @@ public struct CastReceiverError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// The code and message (and the cause, when there is one), for logs and the command line.
     public var description: String { "\(code): \(message)" }
 }

@@ -36,8 +36,10 @@ public struct SystemEmulatorClock: EmulatorClock {
         self.eventLoop = eventLoop
     }
 
+    /// Seconds since the clock was made.
     public var now: Double { Double((NIODeadline.now() - origin).nanoseconds) / 1e9 }
 
+    /// Runs `action` on the event loop once `seconds` have passed.
     @discardableResult
     public func schedule(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> EmulatorTimer {
         let task = eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0, seconds) * 1e9))) { action() }
@@ -67,11 +69,13 @@ public final class ManualEmulatorClock: EmulatorClock {
     /// A clock at time 0.
     public init() {}
 
+    /// Seconds since the clock was made, as far as ``advance(by:)`` has moved it.
     public var now: Double { state.withLockedValue { $0.now } }
 
     /// The number of timers waiting to fire.
     public var pendingTimerCount: Int { state.withLockedValue { $0.timers.count } }
 
+    /// Runs `action` when ``advance(by:)`` reaches its deadline.
     @discardableResult
     public func schedule(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> EmulatorTimer {
         let id = state.withLockedValue { state in
