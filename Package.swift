@@ -539,3 +539,13 @@ for target in package.targets where target.type != .system && target.type != .pl
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings
 }
+
+// MARK: - Documentation
+
+// swift-docc-plugin, for `swift package generate-documentation` and `preview-documentation` over the DocC catalogs
+// (Modules/*/*.docc), only when asked for: `CAST_DOCC_PLUGIN=1 swift package …`. With the plugin in the graph
+// every `swift build` compiles SwiftProtobuf again (40–70 s on the 2-core machine); the test command checks the
+// catalogs from the debug build's symbol graphs instead (Tools/docs.sh).
+if Context.environment["CAST_DOCC_PLUGIN"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

@@ -84,6 +84,9 @@ echo "== swift build"
 swift build --build-tests 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\]"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; echo "total: 0 passed, 1 failed"; exit 1; }
 
+echo "== documentation: every library product's DocC catalog, warnings as errors (Tools/docs.sh)"
+check Tools/docs.sh
+
 echo "== fuzz corpora replayed through every parser (Tools/Fuzz; fuzzing itself: Tools/fuzz.sh)"
 replay_passed=0
 replay_failed=0

@@ -1,6 +1,6 @@
 /// The glyphs and escape sequences the terminal controllers draw with, resolved for one terminal.
 ///
-/// The defaults are plain Unicode glyphs and no color; ``CastStyleConfig`` styles produce richer values
+/// The defaults are plain Unicode glyphs and no color; `CastStyleConfig` styles produce richer values
 /// (`ControllerStyle(resolved:terminal:)`), and `NO_COLOR` or non-TTY output keeps them plain.
 public struct ControllerStyle: Sendable, Hashable {
     /// Button glyphs by name: `play`, `pause`, `stop`, `skipNext`, `skipPrevious`, `rewind`, `forward`,
@@ -16,6 +16,7 @@ public struct ControllerStyle: Sendable, Hashable {
     public var button: String
     /// Escape sequences for the filled and unfilled parts of progress bars.
     public var progressFilled: String
+    /// Escape sequence for the unfilled part of progress bars.
     public var progressUnfilled: String
     /// Escape sequence for ad markers on progress bars.
     public var progressAd: String

@@ -5,22 +5,34 @@ import CastTransport
 
 /// Everything a status display shows, captured at one moment from a session: device, app and media.
 ///
-/// ``json`` is the stable machine-readable form behind `cast … --json`; ``lines(style:width:)`` the
+/// ``json`` is the stable machine-readable form behind `cast … --json`; `lines(style:width:)` the
 /// human-readable one.
 public struct StatusSnapshot: Sendable {
+    /// The device's name as the user knows it.
     public var deviceName: String
+    /// The device's address.
     public var host: String
+    /// The device's Cast port.
     public var port: Int
+    /// How the device was reached: `connected` (a session) or `observed` (only looked at).
     public var connection: String
+    /// The running receiver app's id; `nil` when the device is idle.
     public var appID: String?
+    /// The running app's name, when it has one.
     public var appName: String?
+    /// The receiver app's session id, which another sender joins by.
     public var sessionID: String?
+    /// Device volume, 0…1, when known.
     public var deviceVolume: Double?
+    /// Whether the device is muted, when known.
     public var deviceMuted: Bool?
+    /// The media status; `nil` when nothing plays.
     public var media: MediaStatus?
     /// The extrapolated position now.
     public var position: Double?
+    /// The current item's position in the queue (0-based), when a queue plays.
     public var queueIndex: Int?
+    /// The number of items in the queue, when a queue plays.
     public var queueCount: Int?
     /// Whether the device proved it is a genuine Cast device; `nil` when unknown.
     public var deviceAuthentication: DeviceAuthentication?

@@ -65,6 +65,7 @@ public struct AddressRange: Sendable, Hashable, CustomStringConvertible {
         return value & mask == network
     }
 
+    /// The range in CIDR notation, as `--scan` takes it.
     public var description: String { "\(Self.format(network))/\(prefixLength)" }
 
     /// Four decimal octets, 0…255, without leading signs; `nil` otherwise.

@@ -126,7 +126,9 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
 
 /// How a device was found: what `cast devices --json` reports as `sources`.
 public struct DeviceSources: OptionSet, Sendable, Hashable {
+    /// The bits; each source sets one.
     public let rawValue: Int
+    /// Sources from their bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Browsing `_googlecast._tcp` through avahi-daemon.
@@ -143,7 +145,7 @@ public struct DeviceSources: OptionSet, Sendable, Hashable {
 }
 
 /// What a device says about itself over the Cast connection (`DEVICE_INFO`, the answer to `GET_DEVICE_INFO` on
-/// ``CastTransport/CastNamespace/receiverDiscovery``). Every field is optional: receivers differ, and some
+/// `CastTransport.CastNamespace.receiverDiscovery`). Every field is optional: receivers differ, and some
 /// do not answer at all.
 public struct DeviceInfo: Sendable, Hashable {
     /// The device id (the mDNS `id`), without hyphens.
@@ -198,7 +200,7 @@ extension DeviceInfo {
     /// `describing`, as for a device known only by its address — at the same time for `GET_DEVICE_INFO`; returns
     /// the `RECEIVER_STATUS` payload and the description when one came within `grace` of the status.
     ///
-    /// - Throws: what the status request throws (``CastTransport/CastTransportError``).
+    /// - Throws: what the status request throws (`CastTransport.CastTransportError`).
     public static func ask(
         _ connection: CastConnection,
         describing: Bool = true,
@@ -256,12 +258,15 @@ public struct DeviceAddress: Sendable, Hashable, CustomStringConvertible {
         return ip
     }
 
+    /// The address as a connection needs it (link-local IPv6 with its interface).
     public var description: String { connectableHost }
 }
 
 /// The `ca` TXT record's capability bits (cast-protocol.md §11.3).
 public struct DeviceCapabilities: OptionSet, Sendable, Hashable {
+    /// The `ca` record's bits as the device advertises them.
     public let rawValue: Int
+    /// Capabilities from the `ca` record's bits, including ones this library does not name.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Can show video (a TV or dongle).

@@ -32,6 +32,7 @@ public struct CastDiscoveryError: Error, Sendable, Hashable, CustomStringConvert
         /// Discovery found no device within the time given (``DiscoveryManager/device(at:within:logger:)``).
         public static let noDeviceFound = Code(.noDeviceFound)
 
+        /// The code's name, as logs and `--json` output show it.
         public var description: String { base.rawValue }
     }
 
@@ -52,8 +53,10 @@ public struct CastDiscoveryError: Error, Sendable, Hashable, CustomStringConvert
     /// Errors are equal when their codes are: the message and cause are explanation, not identity.
     public static func == (lhs: CastDiscoveryError, rhs: CastDiscoveryError) -> Bool { lhs.code == rhs.code }
 
+    /// Hashes the code alone, as ``==(_:_:)`` compares it.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
+    /// The code and message (and the cause, when there is one), for logs and the command line.
     public var description: String {
         if let cause { return "\(code): \(message) (\(cause))" }
         return "\(code): \(message)"

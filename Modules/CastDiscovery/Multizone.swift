@@ -136,8 +136,8 @@ public enum MultizoneEvent: Sendable, Hashable {
 extension MultizoneStatus {
     /// Asks `receiver-0` on `connection` (its virtual connection open) for the group's membership.
     ///
-    /// - Throws: what the request throws (``CastTransport/CastTransportError``), or
-    ///   ``CastTransport/CastTransportError/Code/invalidPayload`` when the answer is no MULTIZONE_STATUS.
+    /// - Throws: what the request throws (`CastTransport.CastTransportError`), or
+    ///   `CastTransport.CastTransportError.Code.invalidPayload` when the answer is no MULTIZONE_STATUS.
     public static func ask(_ connection: CastConnection, timeout: Duration? = nil) async throws -> MultizoneStatus {
         let reply = try await connection.request(
             namespace: CastNamespace.multizone,
@@ -164,5 +164,6 @@ public protocol CastDeviceLocator: Sendable {
 }
 
 extension DiscoveryManager: CastDeviceLocator {
+    /// The device as discovery lists it now: the same id, perhaps at a new address and port.
     public func currentRecord(of device: CastDevice) async -> CastDevice? { self.device(withID: device.id) }
 }

@@ -16,6 +16,7 @@ public struct CategoryPattern: Sendable, Hashable, ExpressibleByStringLiteral, C
         /// The number of non-wildcard characters, the tie-breaker between globs.
         public let literalCharacterCount: Int
 
+        /// Orders by specificity, least specific first: any glob before a literal, then by literal characters.
         public static func < (lhs: Specificity, rhs: Specificity) -> Bool {
             if lhs.isLiteral != rhs.isLiteral {
                 return !lhs.isLiteral
@@ -89,10 +90,12 @@ public struct CategoryPattern: Sendable, Hashable, ExpressibleByStringLiteral, C
         return patternIndex == pattern.count
     }
 
+    /// Patterns are equal when their text is: everything else follows from it.
     public static func == (lhs: CategoryPattern, rhs: CategoryPattern) -> Bool {
         lhs.text == rhs.text
     }
 
+    /// Hashes the text, as ``==(_:_:)`` compares it.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(text)
     }

@@ -43,10 +43,12 @@ extension LogFilter {
             "/\(pattern)/\(caseInsensitive ? "i" : "")"
         }
 
+        /// Patterns are equal when their expression and case sensitivity are: the compiled form follows from them.
         public static func == (lhs: MessagePattern, rhs: MessagePattern) -> Bool {
             lhs.pattern == rhs.pattern && lhs.caseInsensitive == rhs.caseInsensitive
         }
 
+        /// Hashes the expression and case sensitivity, as ``==(_:_:)`` compares them.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(pattern)
             hasher.combine(caseInsensitive)

@@ -37,6 +37,7 @@ public struct CastMediaError: Error, Sendable, CustomStringConvertible {
         /// An image could not be fetched or cached.
         public static let imageDownloadFailed = Code(.imageDownloadFailed)
 
+        /// The code's name, as logs and `--json` output show it.
         public var description: String { base.rawValue }
     }
 
@@ -66,6 +67,7 @@ public struct CastMediaError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// The code and message (and the cause, when there is one), for logs and the command line.
     public var description: String {
         var text = "\(code): \(message)"
         if let receiverReason { text += " [\(receiverReason)]" }

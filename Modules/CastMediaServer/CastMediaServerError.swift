@@ -28,6 +28,7 @@ public struct CastMediaServerError: Error, Sendable, CustomStringConvertible {
         /// The media file is not what it claims to be (no streams, unreadable container).
         public static let invalidMedia = Code(.invalidMedia)
 
+        /// The code's name, as logs and `--json` output show it.
         public var description: String { base.rawValue }
     }
 
@@ -48,5 +49,6 @@ public struct CastMediaServerError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// The code and message (and the cause, when there is one), for logs and the command line.
     public var description: String { "\(code): \(message)" }
 }

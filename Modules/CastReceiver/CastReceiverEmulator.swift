@@ -22,8 +22,14 @@ public final class CastReceiverEmulator: Sendable {
     /// Devices without an ``DeviceConfiguration/identity`` share the process's emulator certificate: RSA key
     /// generation costs tens of milliseconds, which adds up over a thousand devices (or a test suite).
     ///
-    /// - Parameter group: The record of a speaker group all the devices are members of (see ``EmulatedGroup``);
-    ///   `nil` (the default) makes none.
+    /// - Parameters:
+    ///   - configurations: One per device, in order (``configurations(count:host:basePort:namePrefix:)`` makes them).
+    ///   - group: The record of a speaker group all the devices are members of (see ``EmulatedGroup``); `nil` (the
+    ///     default) makes none.
+    ///   - clock: The time every device plays by; a ``ManualEmulatorClock`` lets a test move it.
+    ///   - eventLoopGroup: Where the devices' connections run.
+    ///   - wireLog: Where every frame is recorded; `nil` records none.
+    ///   - logger: Where the devices log; silent by default.
     public init(
         devices configurations: [DeviceConfiguration],
         group: DeviceConfiguration? = nil,

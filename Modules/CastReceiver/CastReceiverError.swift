@@ -18,6 +18,7 @@ public struct CastReceiverError: Error, Sendable, CustomStringConvertible {
         /// installed; the message says what to install.
         public static let toolMissing = Code(.toolMissing)
 
+        /// The code's name, as logs and `--json` output show it.
         public var description: String { base.rawValue }
     }
 
@@ -35,5 +36,6 @@ public struct CastReceiverError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// The code and message (and the cause, when there is one), for logs and the command line.
     public var description: String { "\(code): \(message)" }
 }

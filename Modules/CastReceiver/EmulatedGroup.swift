@@ -31,9 +31,15 @@ public final class EmulatedGroup: Sendable {
 
     /// Creates the group's endpoint for `members` (not yet listening; ``start()`` does that).
     ///
-    /// - Parameter configuration: The group's own record: its id, name (``DeviceConfiguration/friendlyName``),
-    ///   apps and faults. Its model and capabilities become a group's; its host is the leader's; its port is 0
-    ///   (a free one, never 8009, as pychromecast tells groups by their port) unless set to another.
+    /// - Parameters:
+    ///   - configuration: The group's own record: its id, name (``DeviceConfiguration/friendlyName``), apps and
+    ///     faults. Its model and capabilities become a group's; its host is the leader's; its port is 0 (a free
+    ///     one, never 8009, as pychromecast tells groups by their port) unless set to another.
+    ///   - members: The member devices; the first is the leader.
+    ///   - clock: The time the group plays by, the members' clock.
+    ///   - eventLoopGroup: Where the group's connections run.
+    ///   - wireLog: Where every frame is recorded; `nil` records none.
+    ///   - logger: Where the group logs; silent by default.
     public init(
         configuration: DeviceConfiguration,
         members: [EmulatedDevice],

@@ -37,6 +37,7 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
         /// An error of another module, under its own code name.
         public static func module(_ code: some CustomStringConvertible) -> Code { Code(code.description) }
 
+        /// The code's name, as logs and `--json` output show it.
         public var description: String { name }
     }
 
@@ -57,6 +58,7 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
         self.field = field
     }
 
+    /// The code and message (and the cause, when there is one), for logs and the command line.
     public var description: String { "\(code): \(message)" }
 
     /// `error` as the service answers it: unreachable devices are 502, receivers that do not answer in time 504,

@@ -59,6 +59,7 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
         return host == "localhost" || host == "::1" || (octets.count == 4 && octets[0] == "127")
     }
 
+    /// `host:port`, with brackets around an IPv6 host, as `--listen` takes it.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
@@ -117,7 +118,7 @@ public struct CastServiceServer: Sendable {
     private let logger: Logger
     private let now: @Sendable () -> Duration
 
-    /// Creates a server; nothing runs before ``run(signals:onListening:)``. The logger is silent by default.
+    /// Creates a server; nothing runs before ``run(signals:bridge:onListening:)``. The logger is silent by default.
     ///
     /// - Throws: ``CastServiceError/Code/invalidConfiguration`` when ``Options/validate()`` does.
     public init(hub: DeviceHub, options: Options = Options(), logger: Logger = .castDisabled) throws(CastServiceError) {

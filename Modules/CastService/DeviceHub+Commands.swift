@@ -131,7 +131,7 @@ extension DeviceHub {
 
     /// Casts the local file at `path` — absolute, or relative to a folder of ``Options/mediaFolders`` — served
     /// from this machine at an address the device reaches; transcoded when the device cannot play it as it is,
-    /// with its subtitles as tracks (``MediaServer/castableFile(_:device:mode:contentType:title:extraSubtitles:)``).
+    /// with its subtitles as tracks (`MediaServer.castableFile(_:device:mode:contentType:title:extraSubtitles:)`).
     ///
     /// - Throws: ``CastServiceError/Code/forbiddenPath`` (403) when the path is not a regular file inside a media
     ///   folder (after resolving `..` and symbolic links), whether or not it exists elsewhere.

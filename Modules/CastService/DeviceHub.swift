@@ -12,10 +12,10 @@ import NIOPosix
 /// Every device one service knows, what each does, and commands for them: the logic behind `castd`, usable
 /// without HTTP.
 ///
-/// Devices come from a ``DiscoveryManager`` (mDNS and static hosts). A device is followed — a virtual
-/// connection to its receiver, and to its media app while one runs, through a ``DeviceObserver`` — once
+/// Devices come from a `DiscoveryManager` (mDNS and static hosts). A device is followed — a virtual
+/// connection to its receiver, and to its media app while one runs, through a `DeviceObserver` — once
 /// something needs it: a status read, a command, or an event subscriber (which follows every device). Commands
-/// that need a session join the app that plays (or launch the receiver app to load), one ``CastContext`` per
+/// that need a session join the app that plays (or launch the receiver app to load), one `CastContext` per
 /// device, so sessions on different devices never wait for each other. Every change becomes a
 /// ``ServiceEvent`` with an increasing id, and the last ``Options/eventWindow`` are kept for subscribers that
 /// reconnect.
@@ -128,7 +128,7 @@ public final class DeviceHub: Sendable {
 
     /// Starts discovery and turns its events into service events.
     ///
-    /// - Throws: ``CastDiscoveryError`` when mDNS is on and avahi-daemon is unreachable.
+    /// - Throws: `CastDiscoveryError` when mDNS is on and avahi-daemon is unreachable.
     public func start() throws {
         let events = discovery.events()
         try discovery.start()

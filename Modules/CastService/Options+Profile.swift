@@ -21,7 +21,9 @@ extension CastServiceServer.Options {
 extension MQTTBridge.Options {
     /// The MQTT options a profile's `<daemon>` section sets, or `nil` when it names no broker.
     ///
-    /// - Parameter hostName: The site when the profile names none.
+    /// - Parameters:
+    ///   - settings: The profile's `<daemon>` section.
+    ///   - hostName: The site when the profile names none.
     /// - Throws: ``CastServiceError/Code/invalidConfiguration`` for a broker URL that does not parse or a password
     ///   file that cannot be read.
     public init?(_ settings: DaemonSettings, hostName: String) throws(CastServiceError) {

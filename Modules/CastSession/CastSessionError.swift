@@ -45,10 +45,11 @@ public struct CastSessionError: Error, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code(.invalidArgument)
         /// The receiver's answer could not be understood.
         public static let invalidResponse = Code(.invalidResponse)
-        /// The device did not prove it is a genuine Cast device while ``DeviceAuthPolicy/require`` is set; the
-        /// cause is the ``CastTransportError`` naming the failed step.
+        /// The device did not prove it is a genuine Cast device while `DeviceAuthPolicy.require` is set; the
+        /// cause is the `CastTransportError` naming the failed step.
         public static let deviceAuthenticationFailed = Code(.deviceAuthenticationFailed)
 
+        /// The code's name, as logs and `--json` output show it.
         public var description: String { base.rawValue }
     }
 
@@ -69,6 +70,7 @@ public struct CastSessionError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// The code and message (and the cause, when there is one), for logs and the command line.
     public var description: String {
         var text = "\(code): \(message)"
         if let receiverReason { text += " [\(receiverReason)]" }

@@ -34,6 +34,7 @@ public struct CastStreamingError: Error, Sendable, CustomStringConvertible {
         /// The mirroring app stopped, or another sender took it over.
         public static let sessionEnded = Code(.sessionEnded)
 
+        /// The code's name, as logs and `--json` output show it.
         public var description: String { base.rawValue }
     }
 
@@ -51,5 +52,6 @@ public struct CastStreamingError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// The code and message (and the cause, when there is one), for logs and the command line.
     public var description: String { "\(code): \(message)" }
 }

@@ -70,12 +70,13 @@ public struct CastMessage: Sendable, Hashable {
     /// Whether this message is addressed to everyone.
     public var isBroadcast: Bool { destinationID == "*" }
 
-    // Equal messages are equal whether or not their payload was parsed yet.
+    /// Equal messages are equal whether or not their payload was parsed yet.
     public static func == (lhs: CastMessage, rhs: CastMessage) -> Bool {
         lhs.sourceID == rhs.sourceID && lhs.destinationID == rhs.destinationID && lhs.namespace == rhs.namespace
             && lhs.payload == rhs.payload
     }
 
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(sourceID)
         hasher.combine(destinationID)
@@ -85,6 +86,7 @@ public struct CastMessage: Sendable, Hashable {
 }
 
 extension CastMessage: CustomStringConvertible {
+    /// `source → destination [namespace] payload`, for logs.
     public var description: String {
         switch payload {
         case .string(let text): return "\(sourceID) → \(destinationID) [\(namespace)] \(text)"

@@ -91,6 +91,7 @@ public struct CastTransportError: Error, Sendable, CustomStringConvertible {
         /// The device certificate is for audio-only devices, but the device advertises video output.
         public static let authAudioOnlyDevice = Code(.authAudioOnlyDevice)
 
+        /// The code's name, as logs and `--json` output show it.
         public var description: String { base.rawValue }
     }
 
@@ -114,6 +115,7 @@ public struct CastTransportError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// The code and message (and the cause, when there is one), for logs and the command line.
     public var description: String {
         if let cause { return "\(code): \(message) (\(cause))" }
         return "\(code): \(message)"

@@ -50,7 +50,7 @@ public protocol MediaChannel: Sendable {
     /// returning, so requests reach the receiver in the order they were started, and returns a handle for the
     /// reply.
     ///
-    /// - Throws: ``CastTransportError`` or ``CastMediaError`` when the request cannot be sent at all.
+    /// - Throws: `CastTransportError` or ``CastMediaError`` when the request cannot be sent at all.
     func startMediaRequest(_ payload: JSONValue, timeout: Duration?) throws -> MediaReply
 
     /// Whether every inbound media message — replies included — also reaches ``RemoteMediaClient/receive(_:)``,
@@ -66,8 +66,10 @@ public protocol MediaChannel: Sendable {
 }
 
 extension MediaChannel {
+    /// `false` by default: only a channel that knows its replies arrive in order says so.
     public var deliversRepliesInOrder: Bool { false }
 
+    /// `nil` by default: replies are awaited on the global executor.
     public var replyExecutor: (any TaskExecutor)? { nil }
 
     /// Sends a request and waits for its reply.

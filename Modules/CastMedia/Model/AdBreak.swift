@@ -23,6 +23,7 @@ public struct AdBreakInfo: JSONConvertible, Hashable, Identifiable {
         self.isWatched = isWatched
     }
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         guard let id = json.string("id") else { throw CastMediaError(.invalidResponse, "a break without id") }
         self.init(
@@ -35,6 +36,7 @@ public struct AdBreakInfo: JSONConvertible, Hashable, Identifiable {
         isEmbedded = json.bool("isEmbedded")
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var builder = JSONObjectBuilder()
         builder.set("id", id)
@@ -51,16 +53,23 @@ public struct AdBreakInfo: JSONConvertible, Hashable, Identifiable {
 public struct AdBreakClipInfo: JSONConvertible, Hashable, Identifiable {
     /// The clip id.
     public var id: String
+    /// The clip's media URL or id, as `contentId`.
     public var contentID: String?
+    /// The clip's URL when ``contentID`` is an id.
     public var contentURL: String?
+    /// The clip's MIME type.
     public var contentType: String?
     /// Duration in seconds.
     public var duration: Double?
+    /// The clip's title, shown while it plays.
     public var title: String?
+    /// An image shown while the clip loads.
     public var posterURL: String?
+    /// Where a click on the ad leads.
     public var clickThroughURL: String?
     /// Seconds after which the clip may be skipped; `nil` when it cannot be skipped.
     public var whenSkippable: Double?
+    /// App-specific data.
     public var customData: JSONValue?
 
     /// Creates a clip.
@@ -80,6 +89,7 @@ public struct AdBreakClipInfo: JSONConvertible, Hashable, Identifiable {
         self.whenSkippable = whenSkippable
     }
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         guard let id = json.string("id") else { throw CastMediaError(.invalidResponse, "a break clip without id") }
         self.init(
@@ -96,6 +106,7 @@ public struct AdBreakClipInfo: JSONConvertible, Hashable, Identifiable {
         customData = json.value("customData")
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var builder = JSONObjectBuilder()
         builder.set("id", id)
@@ -114,7 +125,9 @@ public struct AdBreakClipInfo: JSONConvertible, Hashable, Identifiable {
 
 /// Progress through the ad break that is playing (`breakStatus`).
 public struct AdBreakStatus: JSONConvertible, Hashable {
+    /// The break that is playing.
     public var breakID: String?
+    /// The clip that is playing.
     public var breakClipID: String?
     /// Seconds into the whole break.
     public var currentBreakTime: Double?
@@ -140,6 +153,7 @@ public struct AdBreakStatus: JSONConvertible, Hashable {
         whenSkippable.map { max(0, $0 - (currentBreakClipTime ?? 0)) }
     }
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         breakID = json.string("breakId")
         breakClipID = json.string("breakClipId")
@@ -148,6 +162,7 @@ public struct AdBreakStatus: JSONConvertible, Hashable {
         whenSkippable = json.double("whenSkippable")
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var builder = JSONObjectBuilder()
         builder.set("breakId", breakID)

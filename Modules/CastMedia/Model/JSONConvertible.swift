@@ -2,7 +2,7 @@ import CastTransport
 
 /// A media-model value that maps to exactly the wire JSON of the Cast media namespace.
 ///
-/// Mapping goes through ``JSONValue`` so decoding is tolerant by construction: unknown keys are ignored,
+/// Mapping goes through `JSONValue` so decoding is tolerant by construction: unknown keys are ignored,
 /// explicit `null`s read as absent, and a field of the wrong type reads as absent instead of failing the
 /// whole status. `Codable` conformance comes for free and produces the same JSON.
 public protocol JSONConvertible: Codable, Sendable {
@@ -16,10 +16,12 @@ public protocol JSONConvertible: Codable, Sendable {
 }
 
 extension JSONConvertible {
+    /// Decodes through ``init(json:)``, so `Codable` reads exactly the wire JSON.
     public init(from decoder: any Decoder) throws {
         try self.init(json: try JSONValue(from: decoder))
     }
 
+    /// Encodes ``json``, so `Codable` writes exactly the wire JSON.
     public func encode(to encoder: any Encoder) throws {
         try json.encode(to: encoder)
     }

@@ -56,6 +56,7 @@ public struct MediaInformation: JSONConvertible, Hashable {
     /// The URL that actually plays: ``contentURL`` if set, else ``contentID``.
     public var playableURL: String { contentURL ?? contentID }
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         guard let id = json.string("contentId") ?? json.string("contentUrl") else {
             throw CastMediaError(.invalidResponse, "media information without contentId")
@@ -75,6 +76,7 @@ public struct MediaInformation: JSONConvertible, Hashable {
         entity = json.string("entity")
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var builder = JSONObjectBuilder()
         builder.set("contentId", contentID)

@@ -16,11 +16,13 @@ public struct WebImage: JSONConvertible, Hashable {
         self.height = height
     }
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         guard let url = json.string("url") else { throw CastMediaError(.invalidResponse, "an image without url") }
         self.init(url: url, width: json.int("width"), height: json.int("height"))
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var builder = JSONObjectBuilder()
         builder.set("url", url)
@@ -37,7 +39,9 @@ public struct WebImage: JSONConvertible, Hashable {
 public struct MediaMetadata: JSONConvertible, Hashable {
     /// The metadata type (`metadataType`), which decides the standard keys.
     public struct Kind: RawRepresentable, Hashable, Sendable {
+        /// The `metadataType` number on the wire.
         public let rawValue: Int
+        /// A kind from its `metadataType` number, including ones this library does not name.
         public init(rawValue: Int) { self.rawValue = rawValue }
 
         /// Title, subtitle, images, release date.
@@ -58,29 +62,53 @@ public struct MediaMetadata: JSONConvertible, Hashable {
 
     /// The standard keys (cast-protocol.md §7.1).
     public enum Key {
+        /// The standard key `title`.
         public static let title = "title"
+        /// The standard key `subtitle`.
         public static let subtitle = "subtitle"
+        /// The standard key `studio`.
         public static let studio = "studio"
+        /// The standard key `seriesTitle`.
         public static let seriesTitle = "seriesTitle"
+        /// The standard key `season`.
         public static let season = "season"
+        /// The standard key `episode`.
         public static let episode = "episode"
+        /// The standard key `originalAirdate`.
         public static let originalAirdate = "originalAirdate"
+        /// The standard key `releaseDate`.
         public static let releaseDate = "releaseDate"
+        /// The standard key `albumName`.
         public static let albumName = "albumName"
+        /// The standard key `albumArtist`.
         public static let albumArtist = "albumArtist"
+        /// The standard key `artist`.
         public static let artist = "artist"
+        /// The standard key `composer`.
         public static let composer = "composer"
+        /// The standard key `trackNumber`.
         public static let trackNumber = "trackNumber"
+        /// The standard key `discNumber`.
         public static let discNumber = "discNumber"
+        /// The standard key `location`.
         public static let location = "location"
+        /// The standard key `latitude`.
         public static let latitude = "latitude"
+        /// The standard key `longitude`.
         public static let longitude = "longitude"
+        /// The standard key `width`.
         public static let width = "width"
+        /// The standard key `height`.
         public static let height = "height"
+        /// The standard key `creationDateTime`.
         public static let creationDateTime = "creationDateTime"
+        /// The standard key `bookTitle`.
         public static let bookTitle = "bookTitle"
+        /// The standard key `chapterNumber`.
         public static let chapterNumber = "chapterNumber"
+        /// The standard key `chapterTitle`.
         public static let chapterTitle = "chapterTitle"
+        /// The standard key `contentRating`.
         public static let contentRating = "contentRating"
     }
 
@@ -221,6 +249,7 @@ public struct MediaMetadata: JSONConvertible, Hashable {
         return metadata
     }
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         guard var object = json.objectValue else { throw CastMediaError(.invalidResponse, "metadata is not an object") }
         kind = Kind(rawValue: object["metadataType"]?.intValue ?? 0)
@@ -230,6 +259,7 @@ public struct MediaMetadata: JSONConvertible, Hashable {
         fields = object.filter { $0.value != .null }
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var object = fields
         object["metadataType"] = .number(Double(kind.rawValue))

@@ -2,28 +2,50 @@ import CastTransport
 
 /// The commands a receiver accepts now (`supportedMediaCommands`, cast-protocol.md §7.4).
 public struct MediaCommands: OptionSet, Sendable, Hashable {
+    /// The `supportedMediaCommands` bits as the receiver sends them.
     public let rawValue: Int
+    /// Commands from their bits, including ones this library does not name.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
+    /// Pausing (and playing again).
     public static let pause = MediaCommands(rawValue: 1)
+    /// Seeking.
     public static let seek = MediaCommands(rawValue: 2)
+    /// Setting the stream's volume.
     public static let streamVolume = MediaCommands(rawValue: 4)
+    /// Muting the stream.
     public static let streamMute = MediaCommands(rawValue: 8)
+    /// Skipping forward within the item.
     public static let skipForward = MediaCommands(rawValue: 16)
+    /// Skipping backward within the item.
     public static let skipBackward = MediaCommands(rawValue: 32)
+    /// Jumping to the next queue item.
     public static let queueNext = MediaCommands(rawValue: 64)
+    /// Jumping to the previous queue item.
     public static let queuePrevious = MediaCommands(rawValue: 128)
+    /// Shuffling the queue.
     public static let queueShuffle = MediaCommands(rawValue: 256)
+    /// Skipping the ad clip that plays, once it allows.
     public static let skipAd = MediaCommands(rawValue: 512)
+    /// Repeating the whole queue.
     public static let queueRepeatAll = MediaCommands(rawValue: 1024)
+    /// Repeating one item.
     public static let queueRepeatOne = MediaCommands(rawValue: 2048)
+    /// Either repeat mode.
     public static let queueRepeat: MediaCommands = [.queueRepeatAll, .queueRepeatOne]
+    /// Changing the active tracks and the text style.
     public static let editTracks = MediaCommands(rawValue: 4096)
+    /// Changing the playback rate.
     public static let playbackRate = MediaCommands(rawValue: 8192)
+    /// The user action LIKE, for apps that offer it.
     public static let like = MediaCommands(rawValue: 16384)
+    /// The user action DISLIKE, for apps that offer it.
     public static let dislike = MediaCommands(rawValue: 32768)
+    /// The user action FOLLOW, for apps that offer it.
     public static let follow = MediaCommands(rawValue: 65536)
+    /// The user action UNFOLLOW, for apps that offer it.
     public static let unfollow = MediaCommands(rawValue: 131_072)
+    /// Moving the session to another device (stream transfer).
     public static let streamTransfer = MediaCommands(rawValue: 262_144)
     /// What the Default Media Receiver reports: pause, seek, volume, mute, tracks, rate.
     public static let allBasicMedia = MediaCommands(rawValue: 12303)
@@ -43,17 +65,21 @@ public enum IdleReason: String, Sendable, Hashable {
 
 /// Video dimensions and dynamic range of what plays (GCKVideoInfo).
 public struct VideoInfo: JSONConvertible, Hashable {
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
     /// `sdr`, `hdr` or `dv` (Dolby Vision).
     public var hdrType: String
 
+    /// Video info for a picture of `width`×`height`.
     public init(width: Int, height: Int, hdrType: String = "sdr") {
         self.width = width
         self.height = height
         self.hdrType = hdrType
     }
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         self.init(
             width: json.int("width") ?? 0,
@@ -62,6 +88,7 @@ public struct VideoInfo: JSONConvertible, Hashable {
         )
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         ["width": .number(Double(width)), "height": .number(Double(height)), "hdrType": .string(hdrType)]
     }
@@ -73,6 +100,7 @@ public struct MediaStatus: JSONConvertible, Hashable {
     public var mediaSessionID: Int
     /// The media; receivers may omit it after the first status, so the client carries the last one forward.
     public var media: MediaInformation?
+    /// Playing, paused, buffering or idle.
     public var playerState: PlayerState
     /// Why the player is idle (only when ``playerState`` is idle).
     public var idleReason: IdleReason?
@@ -88,26 +116,38 @@ public struct MediaStatus: JSONConvertible, Hashable {
     }
     /// Position in seconds when the status was made.
     public var currentTime: Double
+    /// The playback rate; 1 is normal speed.
     public var playbackRate: Double
+    /// What the receiver accepts now; the client refuses other commands locally.
     public var supportedMediaCommands: MediaCommands
     /// Stream volume level, 0…1.
     public var volumeLevel: Double?
+    /// Whether the stream is muted.
     public var isMuted: Bool?
+    /// The tracks shown or heard now (``MediaTrack/id``).
     public var activeTrackIDs: [Int]
+    /// The queue item that plays.
     public var currentItemID: Int?
+    /// The queue item being loaded.
     public var loadingItemID: Int?
+    /// The queue item preloaded next.
     public var preloadedItemID: Int?
     /// The queue items the receiver included (possibly a window); fetch others through ``MediaQueue``.
     public var items: [QueueItem]?
+    /// The queue's repeat mode.
     public var repeatMode: RepeatMode?
+    /// The queue's description, when it was loaded with one.
     public var queueData: QueueData?
     /// Set while an ad break plays.
     public var adBreakStatus: AdBreakStatus?
+    /// What the video plays at, when the receiver says.
     public var videoInfo: VideoInfo?
     /// For live streams with a seekable window: the range in seconds.
     public var liveSeekableRange: ClosedRange<Double>?
+    /// App-specific data.
     public var customData: JSONValue?
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         guard let sessionID = json.int("mediaSessionId") else {
             throw CastMediaError(.invalidResponse, "a media status without mediaSessionId")
@@ -140,6 +180,7 @@ public struct MediaStatus: JSONConvertible, Hashable {
         customData = json.value("customData")
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var builder = JSONObjectBuilder()
         builder.set("mediaSessionId", mediaSessionID)

@@ -63,6 +63,7 @@ public struct MediaTrack: JSONConvertible, Hashable, Identifiable {
         )
     }
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         guard let id = json.int("trackId"), let kind = json.string("type").flatMap(Kind.init(rawValue:)) else {
             throw CastMediaError(.invalidResponse, "a track without trackId or type")
@@ -77,6 +78,7 @@ public struct MediaTrack: JSONConvertible, Hashable, Identifiable {
         customData = json.value("customData")
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var builder = JSONObjectBuilder()
         builder.set("trackId", id)
@@ -94,9 +96,13 @@ public struct MediaTrack: JSONConvertible, Hashable, Identifiable {
 
 /// How text tracks are drawn (GCKMediaTextTrackStyle). Colors are `#RRGGBBAA`.
 public struct TextTrackStyle: JSONConvertible, Hashable {
+    /// The text's background.
     public var backgroundColor: String?
+    /// The text's color.
     public var foregroundColor: String?
+    /// The color of the text's edge (see ``edgeType``).
     public var edgeColor: String?
+    /// The caption window's color.
     public var windowColor: String?
     /// `NONE OUTLINE DROP_SHADOW RAISED DEPRESSED`.
     public var edgeType: String?
@@ -104,17 +110,21 @@ public struct TextTrackStyle: JSONConvertible, Hashable {
     public var fontScale: Double?
     /// `NORMAL BOLD BOLD_ITALIC ITALIC`.
     public var fontStyle: String?
+    /// A font family name, when the receiver has it.
     public var fontFamily: String?
     /// `SANS_SERIF MONOSPACED_SANS_SERIF SERIF MONOSPACED_SERIF CASUAL CURSIVE SMALL_CAPITALS`.
     public var fontGenericFamily: String?
     /// `NONE NORMAL ROUNDED_CORNERS`.
     public var windowType: String?
+    /// The window's corner radius, in pixels, with `ROUNDED_CORNERS`.
     public var windowRoundedCornerRadius: Double?
+    /// App-specific data.
     public var customData: JSONValue?
 
     /// A style with every attribute left to the receiver's default.
     public init() {}
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         backgroundColor = json.string("backgroundColor")
         foregroundColor = json.string("foregroundColor")
@@ -130,6 +140,7 @@ public struct TextTrackStyle: JSONConvertible, Hashable {
         customData = json.value("customData")
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var builder = JSONObjectBuilder()
         builder.set("backgroundColor", backgroundColor)

@@ -44,6 +44,7 @@ public struct QueueItem: JSONConvertible, Hashable {
         self.customData = customData
     }
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         guard let media: MediaInformation = json.decode("media") else {
             throw CastMediaError(.invalidResponse, "a queue item without media")
@@ -60,6 +61,7 @@ public struct QueueItem: JSONConvertible, Hashable {
         playbackDuration = json.double("playbackDuration")
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var builder = JSONObjectBuilder()
         builder.set("itemId", itemID)
@@ -76,8 +78,11 @@ public struct QueueItem: JSONConvertible, Hashable {
 
 /// A queue to load (GCKMediaQueueData).
 public struct QueueData: JSONConvertible, Hashable {
+    /// The app's id for the queue.
     public var id: String?
+    /// The queue's name.
     public var name: String?
+    /// A description of the queue.
     public var queueDescription: String?
     /// `ALBUM PLAYLIST AUDIOBOOK RADIO_STATION PODCAST_SERIES TV_SERIES VIDEO_PLAYLIST LIVE_TV MOVIE`.
     public var queueType: String?
@@ -98,6 +103,7 @@ public struct QueueData: JSONConvertible, Hashable {
         self.name = name
     }
 
+    /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
         self.init(
             items: json.decodeArray("items") ?? [],
@@ -111,6 +117,7 @@ public struct QueueData: JSONConvertible, Hashable {
         startTime = json.double("startTime")
     }
 
+    /// The value as the media namespace's wire JSON.
     public var json: JSONValue {
         var builder = JSONObjectBuilder()
         builder.set("id", id)

@@ -26,8 +26,10 @@ public struct InMemoryByteReader: ByteRangeReader {
         self.bytes = bytes
     }
 
+    /// The number of bytes held.
     public var size: UInt64? { UInt64(bytes.count) }
 
+    /// The bytes in `range`, cut short at the end.
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         let count = UInt64(bytes.count)
         let lower = Int(min(range.lowerBound, count))
@@ -73,6 +75,7 @@ public struct FileByteReader: ByteRangeReader {
         self.size = UInt64(max(0, info.st_size))
     }
 
+    /// The bytes in `range`, cut short at the size the file had when opened.
     public func read(_ range: Range<UInt64>) async throws -> [UInt8] {
         let end = min(range.upperBound, size ?? 0)
         guard range.lowerBound < end else { return [] }

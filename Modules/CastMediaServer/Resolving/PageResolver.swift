@@ -6,10 +6,13 @@ public struct ResolvedPage: Sendable, Hashable {
     public var url: String
     /// The content type for `MediaInformation.contentType`.
     public var contentType: String
+    /// The page's title, when it gives one.
     public var title: String?
     /// The artwork.
     public var thumbnail: String?
+    /// Whether the stream is live (no end, no seeking).
     public var isLive: Bool
+    /// The duration in seconds, when the page gives it.
     public var duration: Double?
 }
 

@@ -48,5 +48,6 @@ public protocol MediaResponder: Sendable {
 }
 
 extension MediaResponder {
+    /// Does nothing: most responders hold no work between requests.
     public func stop() async {}
 }

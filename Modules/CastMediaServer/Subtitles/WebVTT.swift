@@ -49,6 +49,7 @@ public struct SubtitleProblem: Sendable, Hashable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// `line N: reason`, as `cast play` reports it.
     public var description: String { "line \(line): \(reason)" }
 }
 

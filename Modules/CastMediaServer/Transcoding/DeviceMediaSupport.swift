@@ -32,6 +32,7 @@ public struct DeviceMediaSupport: Sendable, Hashable {
     /// The most audio channels played as is.
     public var maximumAudioChannels: Int
 
+    /// Describes what a device plays; the defaults suit a 1080p Chromecast.
     public init(
         playsVideo: Bool = true,
         videoCodecs: Set<String> = ["h264", "vp8"],

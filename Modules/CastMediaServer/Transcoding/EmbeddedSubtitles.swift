@@ -40,6 +40,7 @@ public final class EmbeddedSubtitles: MediaResponder {
         return try await task.value
     }
 
+    /// The WebVTT, extracted by ffmpeg on the first request and kept for the others.
     public func respond(to request: MediaRequest) async throws -> MediaResponse {
         guard request.path == Self.entryName else { return .notFound }
         return .bytes(try await webVTT(), contentType: "text/vtt")

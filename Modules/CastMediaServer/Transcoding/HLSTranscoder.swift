@@ -13,8 +13,10 @@ public struct TranscodeOptions: Sendable {
     public var temporaryDirectory = NSTemporaryDirectory()
     /// ffmpeg, by name (searched in `PATH`) or path. Default `ffmpeg`.
     public var ffmpeg = "ffmpeg"
+    /// Where the transcoder logs ffmpeg's runs; silent by default.
     public var logger = Logger.castDisabled
 
+    /// The defaults.
     public init() {}
 }
 
@@ -45,6 +47,7 @@ public final class HLSTranscoder: MediaResponder {
 
     /// The playlist's segment lengths, in order.
     public let segmentDurations: [Double]
+    /// What is copied and what is re-encoded.
     public let plan: PlaybackPlan
     /// Progress, as segments are made (one consumer).
     public let progress: AsyncStream<TranscodeProgress>
@@ -163,6 +166,7 @@ public final class HLSTranscoder: MediaResponder {
     /// The file a run writes segment `index` to.
     static func runFileName(run: Int, index: Int) -> String { String(format: runFilePattern(run: run), index) }
 
+    /// The playlist, or a segment: made (or waited for) when asked, so a seek costs one segment's work.
     public func respond(to request: MediaRequest) async throws -> MediaResponse {
         if request.path == Self.playlistName {
             return .bytes(Array(playlist.utf8), contentType: "application/x-mpegURL")

@@ -4,12 +4,14 @@ import Foundation
 public struct MediaProbe: Sendable, Hashable {
     /// One stream of the file.
     public struct Stream: Sendable, Hashable {
+        /// What a stream carries.
         public enum Kind: String, Sendable, Hashable {
             case video, audio, subtitle, other
         }
 
         /// The stream's index in the file (ffmpeg's `0:N`).
         public var index: Int
+        /// Video, audio, subtitles or something else.
         public var kind: Kind
         /// ffmpeg's codec name: `h264`, `hevc`, `aac`, `ac3`, `subrip`, …
         public var codec: String
@@ -19,7 +21,9 @@ public struct MediaProbe: Sendable, Hashable {
         public var level: Int?
         /// `yuv420p`, `yuv420p10le`, … for video.
         public var pixelFormat: String?
+        /// The picture's width in pixels, for video.
         public var width: Int?
+        /// The picture's height in pixels, for video.
         public var height: Int?
         /// Audio channels.
         public var channels: Int?
@@ -47,6 +51,7 @@ public struct MediaProbe: Sendable, Hashable {
             "may": "msa", "per": "fas", "rum": "ron", "slo": "slk", "tib": "bod", "wel": "cym",
         ]
 
+        /// A stream with no tags and no flags.
         public init(index: Int, kind: Kind, codec: String) {
             self.index = index
             self.kind = kind
@@ -60,8 +65,10 @@ public struct MediaProbe: Sendable, Hashable {
     public var formatNames: [String]
     /// The duration in seconds, when the file declares one.
     public var duration: Double?
+    /// The file's streams, in file order.
     public var streams: [Stream]
 
+    /// A probe result (tests build their own).
     public init(formatNames: [String], duration: Double?, streams: [Stream]) {
         self.formatNames = formatNames
         self.duration = duration

@@ -5,7 +5,9 @@ import Foundation
 public struct PlayableMedia: Sendable {
     /// A text subtitle stream of the file, served as WebVTT.
     public struct Subtitles: Sendable {
+        /// The subtitle stream in the file.
         public var stream: MediaProbe.Stream
+        /// Where its WebVTT is served.
         public var media: SharedMedia
     }
 

@@ -38,13 +38,16 @@ public struct PlaybackPlan: Sendable, Hashable {
     public var videoStream: Int?
     /// The stream index of the audio played, when there is one.
     public var audioStream: Int?
+    /// What happens to the video.
     public var video: Handling
+    /// What happens to the audio.
     public var audio: Handling
     /// Why the file cannot be served as is (`"ac3 audio"`, `"matroska container"`), empty when it can.
     public var reasons: [String]
     /// The content type to give the device for the file served as is (HLS needs no guess).
     public var contentType: String?
 
+    /// What is re-encoded, in a word, for progress messages.
     public var work: Work {
         switch (video == .transcode, audio == .transcode) {
         case (true, true): return .audioAndVideo

@@ -13,7 +13,7 @@ import NIOConcurrencyHelpers
 /// - `status`: `online` while castd is connected, `offline` (retained, also the last will) when it is not.
 /// - `<device>/state`: the device and what it does, the JSON of `GET /v1/devices/{id}` (retained).
 /// - `<device>/availability`: `online`, or `offline` once the device is gone (retained).
-/// - `<device>/command`: a command for the device (``MQTTCommand``); `<device>/result` answers each one.
+/// - `<device>/command`: a command for the device (`MQTTCommand`); `<device>/result` answers each one.
 ///
 /// With ``Options/homeAssistantDiscovery``, Home Assistant's MQTT discovery configures each device's entities.
 /// After the broker restarts (or castd reconnects for any reason) everything retained is published again.
@@ -49,6 +49,7 @@ public final class MQTTBridge: Sendable {
         /// The receiver app id launched when it is chosen.
         public var id: String
 
+        /// An app called `name` in Home Assistant, launching receiver app `id`.
         public init(name: String, id: String) {
             self.name = name
             self.id = id

@@ -13,6 +13,7 @@ public struct MQTTBrokerOptions: Sendable, Equatable {
         public var caDirectory: String? = "/etc/ssl/certs"
         /// A client certificate and its key (PEM), for brokers that authenticate clients by certificate.
         public var certificateFile: String?
+        /// The private key of ``certificateFile`` (PEM).
         public var keyFile: String?
         /// Whether the broker's certificate must name its host. Defaults to `true`; turn off only for a test
         /// broker.
@@ -31,6 +32,7 @@ public struct MQTTBrokerOptions: Sendable, Equatable {
     public var clientID: String
     /// Credentials for brokers that ask for them.
     public var username: String?
+    /// The password for ``username``; keep it in a file the profile names, not in the profile.
     public var password: String?
     /// TLS; `nil` (the default) for plain TCP.
     public var tls: TLS?
@@ -39,6 +41,7 @@ public struct MQTTBrokerOptions: Sendable, Equatable {
     /// The first delay before connecting again after the broker was lost; doubled after each failure up to
     /// ``maximumReconnectDelay``. Defaults to 1 s and 30 s.
     public var reconnectDelay: Duration = .seconds(1)
+    /// The longest delay between reconnection attempts.
     public var maximumReconnectDelay: Duration = .seconds(30)
 
     /// A broker at `host`:`port`.

@@ -10,7 +10,7 @@ import NIOPosix
 /// What a device is doing now, seen without a session: its receiver status, the running app and, when that app
 /// plays media, its media status. The status column of a device list, or one entity of a home-automation hub.
 public struct DeviceActivity: Sendable, Hashable {
-    /// The device, with what it said about itself (``DeviceInfo``) applied to a static entry.
+    /// The device, with what it said about itself (`DeviceInfo`) applied to a static entry.
     public var device: CastDevice
     /// The latest RECEIVER_STATUS: volume, mute, standby, the running app.
     public var deviceStatus: DeviceStatus

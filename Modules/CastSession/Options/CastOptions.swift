@@ -32,7 +32,7 @@ public struct CastOptions: Sendable {
     /// Keep-alive: ping after 5 s of silence, connection dead after 15 s.
     public var heartbeat = HeartbeatConfiguration()
     /// Whether devices must prove they are genuine Cast devices (`tp.deviceauth`) on every connect. Defaults to
-    /// ``DeviceAuthPolicy/warn`` without trust anchors, which sends no challenge until anchors are set.
+    /// `DeviceAuthPolicy.warn` without trust anchors, which sends no challenge until anchors are set.
     public var deviceAuth = DeviceAuthOptions()
     /// How a suspended session reconnects: 1 s doubling to 30 s with jitter, unlimited attempts.
     public var reconnectPolicy = ReconnectPolicy()

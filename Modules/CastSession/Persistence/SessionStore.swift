@@ -11,12 +11,19 @@ import Darwin
 
 /// What identifies a running session well enough for another process to rejoin it.
 public struct SavedSession: Sendable, Hashable {
+    /// The device's id (its mDNS id), which the session belongs to.
     public var deviceID: String
+    /// The device's name when the session was saved, for messages.
     public var deviceName: String
+    /// Where the device was.
     public var host: String
+    /// The device's Cast port.
     public var port: Int
+    /// The receiver app running the session.
     public var applicationID: String
+    /// The receiver app's session id, which the app must still run to be resumed.
     public var sessionID: String
+    /// The app's endpoint, to address its messages to.
     public var transportID: String
 
     var json: JSONValue {

@@ -54,13 +54,17 @@ public struct ApplicationMetadata: Sendable, Hashable {
     /// The Backdrop idle screen's id.
     public static let backdropApplicationID = "E8C28D3C"
 
+    /// The app's id, for example `CC1AD845` (the Default Media Receiver).
     public var applicationID: String
+    /// The app's display name, when the device gives one.
     public var name: String?
+    /// The receiver's session id: what another sender joins, and what a saved session resumes.
     public var sessionID: String
     /// The endpoint to address app messages to.
     public var transportID: String
     /// The namespaces the app serves.
     public var namespaces: [String]
+    /// What the app says it is doing, for example the title playing.
     public var statusText: String?
 
     /// The app's display name, or its id when it has none: what to call it in messages.

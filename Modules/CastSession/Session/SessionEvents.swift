@@ -31,7 +31,7 @@ public enum SessionEvent: Sendable {
     /// Resuming failed for good (the session then ends).
     case didFailToResume(CastSession?, CastSessionError)
     /// The device's authentication finished on the session's connection (verified, or failed under
-    /// ``DeviceAuthPolicy/warn``; ``DeviceAuthPolicy/require`` refuses to start instead).
+    /// `DeviceAuthPolicy.warn`; `DeviceAuthPolicy.require` refuses to start instead).
     case didAuthenticateDevice(CastSession, DeviceAuthentication)
 }
 
@@ -70,23 +70,33 @@ public protocol SessionManagerListener: AnyObject, Sendable {
 }
 
 extension SessionManagerListener {
+    /// Does nothing unless the listener implements it.
     public func sessionManager(_ manager: SessionManager, willStartSessionWith device: CastDevice) {}
+    /// Does nothing unless the listener implements it.
     public func sessionManager(_ manager: SessionManager, didStart session: CastSession) {}
+    /// Does nothing unless the listener implements it.
     public func sessionManager(
         _ manager: SessionManager,
         didFailToStartSessionWith device: CastDevice,
         error: CastSessionError
     ) {}
+    /// Does nothing unless the listener implements it.
     public func sessionManager(_ manager: SessionManager, willEnd session: CastSession) {}
+    /// Does nothing unless the listener implements it.
     public func sessionManager(_ manager: SessionManager, didEnd session: CastSession, error: CastSessionError?) {}
+    /// Does nothing unless the listener implements it.
     public func sessionManager(_ manager: SessionManager, didSuspend session: CastSession, reason: SuspendReason) {}
+    /// Does nothing unless the listener implements it.
     public func sessionManager(_ manager: SessionManager, willResume session: CastSession) {}
+    /// Does nothing unless the listener implements it.
     public func sessionManager(_ manager: SessionManager, didResume session: CastSession) {}
+    /// Does nothing unless the listener implements it.
     public func sessionManager(
         _ manager: SessionManager,
         didFailToResume session: CastSession?,
         error: CastSessionError
     ) {}
+    /// Does nothing unless the listener implements it.
     public func sessionManager(
         _ manager: SessionManager,
         didAuthenticateDeviceOf session: CastSession,

@@ -59,7 +59,7 @@ public final class SessionManager: Sendable {
     /// The cast state.
     public var castState: CastState { state.withLockedValue { $0.castState } }
 
-    /// Where sessions look a device up before reconnecting: typically the app's ``DiscoveryManager``, so that a
+    /// Where sessions look a device up before reconnecting: typically the app's `DiscoveryManager`, so that a
     /// session on a speaker group follows the group when its leader (and with it the group's address and port)
     /// moves to another member, as GCK's sessions do. `nil` (the default) reconnects where the device was.
     public var deviceLocator: (any CastDeviceLocator)? {
@@ -137,7 +137,9 @@ public final class SessionManager: Sendable {
     /// and, when it plays media, reads its media status — without launching anything and without ending the
     /// other sender's session. Ending the joined session with `stopCasting: false` leaves it playing.
     ///
-    /// - Parameter applicationID: Join only this app; `nil` joins whatever runs.
+    /// - Parameters:
+    ///   - device: The device another sender casts to.
+    ///   - applicationID: Join only this app; `nil` joins whatever runs.
     /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/noApplicationRunning`` (the device is idle, or
     ///   runs another app), ``CastSessionError/Code/sessionInProgress``, ``CastSessionError/Code/connectFailed``,
     ///   ``CastSessionError/Code/timedOut``.

@@ -18,11 +18,16 @@ public struct CaptureSource: Sendable, Hashable, CustomStringConvertible {
 
     /// An area of the screen: `width`×`height` at `x`,`y`.
     public struct Region: Sendable, Hashable {
+        /// The width in pixels.
         public var width: Int
+        /// The height in pixels.
         public var height: Int
+        /// The left edge, in pixels from the screen's left.
         public var x: Int
+        /// The top edge, in pixels from the screen's top.
         public var y: Int
 
+        /// A region of `width`×`height` at `x`,`y`.
         public init(width: Int, height: Int, x: Int = 0, y: Int = 0) {
             self.width = width
             self.height = height

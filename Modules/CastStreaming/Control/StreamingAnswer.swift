@@ -13,6 +13,7 @@ public struct StreamingAnswer: Sendable, Hashable {
     /// The receiver's display (`dimensions`, `aspectRatio`, `scaling`), kept as sent.
     public var display: JSONValue?
 
+    /// An ANSWER (tests and the emulator build their own).
     public init(
         udpPort: Int,
         sendIndexes: [Int],

@@ -2,14 +2,18 @@ import CastTransport
 
 /// A frame size.
 public struct Resolution: Sendable, Hashable, CustomStringConvertible {
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
 
+    /// A size of `width`×`height`.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
 
+    /// `WIDTHxHEIGHT`, as the command line takes it.
     public var description: String { "\(width)x\(height)" }
 }
 
@@ -23,15 +27,21 @@ public struct OfferedStream: Sendable, Hashable {
 
     /// Unique within the OFFER; the ANSWER's `sendIndexes` name streams by it.
     public var index: Int
+    /// Audio or video.
     public var kind: Kind
     /// `opus`, `aac`, `vp8`, `h264`, `vp9`, `av1`, `hevc`.
     public var codecName: String
+    /// The RTP payload type Cast gives the codec.
     public var payloadType: UInt8
+    /// The sender's SSRC for the stream.
     public var ssrc: UInt32
     /// RTP ticks per second (`timeBase` 1/N): the sample rate for audio, 90,000 for video.
     public var rtpTimebase: Int
+    /// Audio channels; 1 for video.
     public var channels: Int
+    /// How far behind capture the receiver plays.
     public var targetDelay: Duration
+    /// The stream's AES key and IV mask.
     public var crypto: FrameCrypto
     /// RFC 6381 codec string; empty for none.
     public var codecParameter = ""
@@ -156,8 +166,10 @@ public struct OfferedStream: Sendable, Hashable {
 public struct StreamingOffer: Sendable, Hashable {
     /// `mirroring` (the default) or `remoting`.
     public var castMode = "mirroring"
+    /// The streams offered; the receiver picks some.
     public var streams: [OfferedStream]
 
+    /// An offer of `streams`, in mirroring mode.
     public init(streams: [OfferedStream]) {
         self.streams = streams
     }

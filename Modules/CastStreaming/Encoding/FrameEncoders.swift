@@ -11,7 +11,9 @@ public final class VideoFrameEncoder: @unchecked Sendable {
 
     /// One of ``codecs``.
     public let codec: String
+    /// The picture's size the encoder was made for.
     public let resolution: Resolution
+    /// Frames per second.
     public let frameRate: Int
     private let lock = NIOLock()
     private let encoder: any VideoEncoder

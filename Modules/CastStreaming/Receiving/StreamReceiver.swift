@@ -2,8 +2,11 @@ import CastTransport
 
 /// A frame the receiver completed, decrypted, in frame-id order.
 public struct ReceivedFrame: Sendable {
+    /// The frame's id, counted from the first frame.
     public var frameID: Int64
+    /// The frame's RTP time.
     public var rtpTimestamp: UInt32
+    /// Whether the frame decodes on its own.
     public var isKeyFrame: Bool
     /// The decrypted codec bytes.
     public var data: [UInt8]
@@ -286,26 +289,36 @@ struct StreamReceiver: Sendable {
 
 /// What one received stream has seen so far.
 public struct ReceiverStatistics: Sendable, Hashable {
+    /// Packets that arrived.
     public var packetsReceived = 0
     /// Packets for frames already consumed, too far ahead, inconsistent, or packet 0 before any sender report.
     public var packetsIgnored = 0
+    /// Packets that arrived twice.
     public var duplicatePackets = 0
     /// Packets that arrived after this receiver NACKed them.
     public var packetsRecovered = 0
+    /// Packets that never arrived, as far as the sequence numbers tell.
     public var packetsLostEstimate = 0
+    /// Frames completed and handed on.
     public var framesCompleted = 0
+    /// Key frames among them.
     public var keyFrames = 0
     /// Frames given up because their playout time passed while a later frame was ready.
     public var framesLate = 0
+    /// Sender reports received.
     public var senderReports = 0
+    /// Loss fields sent (each asks for missing packets again).
     public var negativeAcknowledgements = 0
     /// Capture-to-receipt delay of completed frames, in milliseconds: sum, maximum, and a coarse histogram
     /// (1 ms buckets up to 2 s) for percentiles.
     public var delayCount = 0
+    /// The sum of the delays, for the mean.
     public var delaySumMilliseconds = 0.0
+    /// The longest delay.
     public var delayMaximumMilliseconds = 0.0
     var delayBuckets = [Int](repeating: 0, count: 2001)
 
+    /// Statistics with every count at 0.
     public init() {}
 
     mutating func recordDelay(_ delay: Duration) {

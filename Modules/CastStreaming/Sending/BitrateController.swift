@@ -4,7 +4,9 @@
 /// picture's width and height. A clean period undoes them in the opposite order, one step at a time, and only then
 /// raises the bit rate by 10 %.
 public struct BitrateController: Sendable, Hashable {
+    /// The lowest bit rate, in bits per second.
     public let minimum: Int
+    /// The highest bit rate, in bits per second.
     public let maximum: Int
     /// The bit rate the encoder should use now.
     public private(set) var current: Int

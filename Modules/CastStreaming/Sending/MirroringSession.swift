@@ -48,7 +48,11 @@ public final class MirroringSession: Sendable {
     /// Sends `offer` to the mirroring app `session` runs, waits for the ANSWER and opens the UDP socket to the
     /// receiver (the control connection's address, the ANSWER's port).
     ///
-    /// - Parameter answerTimeout: How long to wait for the channel and the ANSWER. Defaults to 15 s (Chrome's).
+    /// - Parameters:
+    ///   - session: A session running the mirroring app (`0F5096E8`, or `85CDB22F` for audio only).
+    ///   - offer: The streams to propose.
+    ///   - answerTimeout: How long to wait for the channel and the ANSWER. Defaults to 15 s (Chrome's).
+    ///   - logger: Where the session logs; silent by default.
     /// - Throws: ``CastStreamingError`` — ``CastStreamingError/Code/answerTimedOut``,
     ///   ``CastStreamingError/Code/offerRejected``, ``CastStreamingError/Code/invalidAnswer``,
     ///   ``CastStreamingError/Code/noStreamSelected``, ``CastStreamingError/Code/socketFailed``.
@@ -190,7 +194,7 @@ public final class MirroringSession: Sendable {
         }
     }
 
-    /// Stops sending and closes the socket. The app keeps running: end the ``CastSession`` to stop it.
+    /// Stops sending and closes the socket. The app keeps running: end the `CastSession` to stop it.
     public func close() async {
         pacing.withLockedValue { $0 }?.cancel()
         await socket.close()

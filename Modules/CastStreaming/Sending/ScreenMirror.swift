@@ -45,10 +45,13 @@ public struct ScreenMirror: Sendable {
         public var resolution: Resolution
         /// Frames sent of those captured: 1 normally, 2 or 4 while the lowest bit rate is too much.
         public var frameInterval: Int
+        /// The video stream's counts, when video is sent.
         public var video: StreamStatistics?
+        /// The audio stream's counts, when audio is sent.
         public var audio: StreamStatistics?
     }
 
+    /// What is captured, how it is encoded, and where it goes.
     public let options: Options
 
     /// A mirror with `options`.

@@ -272,6 +272,7 @@ public struct StreamStatistics: Sendable, Hashable {
     public var framesRefused = 0
     /// Frames the receiver acknowledged (or gave up on, when its checkpoint skipped them).
     public var framesAcknowledged = 0
+    /// Packets sent the first time.
     public var packetsSent = 0
     /// Packets sent again after a NACK or to tell the receiver of a frame it has not seen.
     public var packetsRetransmitted = 0
@@ -286,5 +287,6 @@ public struct StreamStatistics: Sendable, Hashable {
     /// The smoothed round-trip time.
     public var roundTripTime: Duration?
 
+    /// Statistics with every count at 0.
     public init() {}
 }

@@ -113,15 +113,18 @@ public enum RTCPPacket: Sendable, Hashable {
 
 /// An RTCP Sender Report: what the sender's clock read and the stream's RTP time at that same instant.
 public struct SenderReport: Sendable, Hashable {
+    /// The sending stream's SSRC.
     public var senderSSRC: UInt32
     /// The sender's reference clock as NTP (seconds since 1900 in the high 32 bits, fraction in the low).
     public var ntpTimestamp: UInt64
+    /// The stream's RTP time at ``ntpTimestamp``.
     public var rtpTimestamp: UInt32
     /// RTP packets sent so far, retransmissions included.
     public var packetCount: UInt32
     /// Payload bytes sent so far.
     public var octetCount: UInt32
 
+    /// A sender report of the given counts.
     public init(senderSSRC: UInt32, ntpTimestamp: UInt64, rtpTimestamp: UInt32, packetCount: UInt32, octetCount: UInt32)
     {
         self.senderSSRC = senderSSRC
@@ -145,9 +148,12 @@ public struct SenderReport: Sendable, Hashable {
 
 /// An RTCP Receiver Report, with the report block Cast receivers add when answering a sender report.
 public struct ReceiverReport: Sendable, Hashable {
+    /// The receiving side's SSRC.
     public var receiverSSRC: UInt32
+    /// The report block; absent when the receiver had nothing to report.
     public var block: ReportBlock?
 
+    /// A receiver report.
     public init(receiverSSRC: UInt32, block: ReportBlock?) {
         self.receiverSSRC = receiverSSRC
         self.block = block
@@ -161,11 +167,13 @@ public struct ReceiverReport: Sendable, Hashable {
 
 /// A report block: loss and jitter since the last report, and the echo of the last sender report (RTT).
 public struct ReportBlock: Sendable, Hashable {
+    /// The SSRC of the stream reported on.
     public var senderSSRC: UInt32
     /// Fraction of packets lost since the last report, in 256ths.
     public var fractionLost: UInt8
     /// Packets lost in all (24 bits, never negative here).
     public var cumulativeLost: UInt32
+    /// The highest sequence number received, with its wrap count in the high 16 bits.
     public var extendedHighestSequenceNumber: UInt32
     /// Interarrival jitter in RTP ticks.
     public var jitter: UInt32
@@ -174,6 +182,7 @@ public struct ReportBlock: Sendable, Hashable {
     /// Time since that report arrived, in 1/65536 s.
     public var delaySinceLastSenderReport: UInt32
 
+    /// A report block.
     public init(
         senderSSRC: UInt32,
         fractionLost: UInt8,
@@ -219,10 +228,14 @@ public struct CastFeedback: Sendable, Hashable {
     /// Missing packets of one frame: `packetID` and each set bit *i* of `bitmask` (packet `packetID + 1 + i`);
     /// packet id `0xFFFF` means the whole frame.
     public struct LossField: Sendable, Hashable {
+        /// The frame's id, low 8 bits.
         public var frameID: UInt8
+        /// The first missing packet, or ``allPackets``.
         public var packetID: UInt16
+        /// Further missing packets after ``packetID`` (bit *i*: packet `packetID + 1 + i`).
         public var bitmask: UInt8
 
+        /// A loss field.
         public init(frameID: UInt8, packetID: UInt16, bitmask: UInt8) {
             self.frameID = frameID
             self.packetID = packetID
@@ -255,18 +268,22 @@ public struct CastFeedback: Sendable, Hashable {
         }
     }
 
+    /// The receiver's SSRC.
     public var receiverSSRC: UInt32
+    /// The sender's SSRC the feedback is for.
     public var senderSSRC: UInt32
     /// The low 8 bits of the last frame such that it and every frame before it are complete or given up.
     public var checkpointFrameID: UInt8
     /// The receiver's target playout delay, in milliseconds.
     public var targetPlayoutDelay: UInt16
+    /// The packets missing, frame by frame.
     public var lossFields: [LossField]
     /// The `CST2` counter of feedback messages sent before this one; `nil` without the `CST2` part.
     public var feedbackCount: UInt8?
     /// Frames complete after the checkpoint's gap, as offsets from the checkpoint (≥ 2).
     public var acknowledgedOffsets: [Int]
 
+    /// Feedback (the emulator's receiver and tests build it).
     public init(
         receiverSSRC: UInt32,
         senderSSRC: UInt32,

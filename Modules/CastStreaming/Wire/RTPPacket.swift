@@ -19,16 +19,21 @@ public struct RTPPacket: Sendable, Hashable {
         castPayloadTypes.contains(payloadType) || payloadType == 127
     }
 
+    /// The codec's payload type (96 for audio, 97… for video, see ``isCastPayloadType(_:)``).
     public var payloadType: UInt8
     /// Set on the frame's last packet only.
     public var marker: Bool
+    /// RTP's sequence number, one per packet across frames.
     public var sequenceNumber: UInt16
     /// The low 32 bits of the frame's RTP time; the same in every packet of a frame.
     public var rtpTimestamp: UInt32
+    /// The sending stream's SSRC.
     public var ssrc: UInt32
+    /// Whether the frame is a key frame.
     public var isKeyFrame: Bool
     /// The frame id's low 8 bits.
     public var frameID: UInt8
+    /// The packet's index within its frame.
     public var packetID: UInt16
     /// The frame's packet count − 1.
     public var maxPacketID: UInt16

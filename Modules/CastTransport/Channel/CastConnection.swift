@@ -559,6 +559,7 @@ public final class CastConnection: Sendable {
     ///   - namespace: The namespace, e.g. ``CastNamespace/receiver``.
     ///   - destination: The endpoint, e.g. `receiver-0` or an app's transport id.
     ///   - payload: A JSON object with at least a `type`.
+    ///   - source: The sending endpoint; `nil` for the connection's own (``Configuration/localID``).
     ///   - timeout: Overrides ``Configuration/requestTimeout``.
     /// - Returns: The reply message; its JSON carries the type (for example `RECEIVER_STATUS` or an error type).
     /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/requestTimedOut``,

@@ -144,6 +144,7 @@ public enum DeviceAuthentication: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// A short phrase for logs and status output (`verified`, `pending`, `not attempted (…)`, …).
     public var description: String {
         switch self {
         case .notAttempted(let reason): return "not attempted (\(reason))"

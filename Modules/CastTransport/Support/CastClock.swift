@@ -38,8 +38,10 @@ public struct SystemCastClock: CastClock {
         self.eventLoop = eventLoop
     }
 
+    /// The time since this clock was made.
     public var now: Duration { .nanoseconds((NIODeadline.now() - origin).nanoseconds) }
 
+    /// Runs `action` on the event loop once `delay` has passed.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> CastTimer {
         let task = eventLoop.scheduleTask(in: TimeAmount(max(.zero, delay))) { action() }
@@ -112,6 +114,7 @@ public final class ManualCastClock: CastClock {
         state.withLockedValue { state in state.timers.values.map { $0.deadline - state.now }.sorted() }
     }
 
+    /// Runs `action` when ``advance(by:)`` reaches its deadline.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> CastTimer {
         let (id, ready) = state.withLockedValue { state -> (Int, [CheckedContinuation<Void, Never>]) in

@@ -76,17 +76,24 @@ extension JSONValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// A JSON boolean.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// A JSON number from an integer literal.
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    /// A JSON number.
     public init(floatLiteral value: Double) { self = .number(value) }
+    /// A JSON string.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// A JSON array.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// A JSON object; a repeated key keeps its last value.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }
 
 extension JSONValue: Codable {
+    /// Decodes any JSON value.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -104,6 +111,7 @@ extension JSONValue: Codable {
         }
     }
 
+    /// Encodes the JSON it holds.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
