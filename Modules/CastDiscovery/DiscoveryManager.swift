@@ -112,7 +112,8 @@ public final class DiscoveryManager: Sendable {
     ///
     /// - Parameters:
     ///   - configuration: Criteria, static devices, timing.
-    ///   - clock: Where the removal debounce, static retries and rescans are timed (``ManualCastClock`` in tests); real time by default.
+    ///   - clock: Where the removal debounce, static retries and rescans are timed (`ManualCastClock` in tests);
+    ///     real time by default.
     ///   - eventLoopGroup: Where probes connect from.
     ///   - logger: Where discovery logs (malformed TXT records are warnings); silent by default.
     public init(

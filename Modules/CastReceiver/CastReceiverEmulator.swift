@@ -26,7 +26,7 @@ public final class CastReceiverEmulator: Sendable {
     ///   - configurations: One per device, in order (``configurations(count:host:basePort:namePrefix:)`` makes them).
     ///   - group: The record of a speaker group all the devices are members of (see ``EmulatedGroup``); `nil` (the
     ///     default) makes none.
-    ///   - clock: The time every device plays by; a ``ManualEmulatorClock`` lets a test move it.
+    ///   - clock: The time every device plays by; a `ManualCastClock` lets a test move it.
     ///   - eventLoopGroup: Where the devices' connections run.
     ///   - wireLog: Where every frame is recorded; `nil` records none.
     ///   - logger: Where the devices log; silent by default.
