@@ -532,19 +532,24 @@ struct EmulatedDeviceFaultTests {
         let healthy = testDevice("Healthy")
         let stuck = testDevice("Stuck") { $0.faults.stopsAnsweringPingsAfter = 2 }
         try await withCastReceiverEmulator(devices: [healthy, stuck], clock: ManualCastClock()) { emulator in
-            var client = CastConnection.Configuration()
-            client.heartbeat.pingInterval = .milliseconds(50)
-            client.heartbeat.deadAfter = .milliseconds(1200)
-            let good = try await TestSender.connect(to: emulator.devices[0], configuration: client)
-            let bad = try await TestSender.connect(to: emulator.devices[1], configuration: client)
+            // Both ping every 50 ms. The stuck device's sender gives up after 1.2 s of silence; the healthy
+            // device's sender allows 30 s, so a machine stalled by other work cannot fail it, and the request
+            // below shows that the healthy device still serves after its neighbour went quiet.
+            var patient = CastConnection.Configuration()
+            patient.heartbeat.pingInterval = .milliseconds(50)
+            patient.heartbeat.deadAfter = .seconds(30)
+            var strict = patient
+            strict.heartbeat.deadAfter = .milliseconds(1200)
+            let good = try await TestSender.connect(to: emulator.devices[0], configuration: patient)
+            let bad = try await TestSender.connect(to: emulator.devices[1], configuration: strict)
 
             let event = try await bad.events.first(within: .seconds(10), "the heartbeat timeout") {
                 if case .disconnected = $0 { true } else { false }
             }
             #expect(event == .disconnected(.heartbeatTimeout))
-            // The healthy device kept answering the same PING cadence all along.
             #expect(good.connection.isConnected)
             #expect(!good.events.all.contains { if case .disconnected = $0 { true } else { false } })
+            #expect(try await good.receiver(["type": "GET_STATUS"]).type == "RECEIVER_STATUS")
             await good.close()
             await bad.close()
         }
