@@ -202,6 +202,17 @@ public final class DiscoveryManager: Sendable {
         if !configuration.scanRanges.isEmpty { scan(generation: generation) }
     }
 
+    /// Discovers until the calling task is cancelled, then stops: the structured form of ``start()`` and
+    /// ``stop()``, for a task group or a swift-service-lifecycle `Service` to own. Devices arrive through
+    /// ``events()`` and ``devices`` meanwhile.
+    ///
+    /// - Throws: What ``start()`` throws.
+    public func run() async throws {
+        try start()
+        await waitUntilCancelled()
+        await stop()
+    }
+
     /// Stops browsing and probing; every listed device is reported ``DiscoveryEvent/removed(_:)``. Discovery can be
     /// started again. Waits until Avahi's helper thread has stopped.
     public func stop() async {

@@ -398,3 +398,40 @@ final class ConnectionSet: Sendable {
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Runs `body` with a server that `deviceHost` can reach (see ``MediaServer/start(reaching:options:eventLoopGroup:threadPool:)``)
+/// and stops it when `body` returns, throws or is cancelled: every connection, live stream and transcoder it
+/// started ends with the scope.
+///
+/// - Parameters:
+///   - deviceHost: The device that will fetch the media, to pick an address it can reach.
+///   - options: Address, ports and limits.
+///   - eventLoopGroup: Where the server's I/O runs.
+///   - threadPool: Where file reads run.
+///   - isolation: Where `body` runs: the caller's actor, by default.
+///   - body: Shares media and casts it.
+/// - Returns: What `body` returns.
+/// - Throws: What ``MediaServer/start(reaching:options:eventLoopGroup:threadPool:)`` throws, or `body` does.
+public func withMediaServer<Result>(
+    reaching deviceHost: String?,
+    options: MediaServerOptions = MediaServerOptions(),
+    eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+    threadPool: NIOThreadPool = .singleton,
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (MediaServer) async throws -> sending Result
+) async throws -> sending Result {
+    let server = try await MediaServer.start(
+        reaching: deviceHost,
+        options: options,
+        eventLoopGroup: eventLoopGroup,
+        threadPool: threadPool
+    )
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}

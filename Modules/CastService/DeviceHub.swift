@@ -47,8 +47,19 @@ public final class DeviceHub: Sendable {
         let fileServer = NIOLockedValueBox<MediaServer?>(nil)
         /// The observer's handler that records its changes as events, once following started.
         let statusRecorder = NIOLockedValueBox<Int?>(nil)
-        /// Forwards the current context's session events; replaced when the context is.
-        let sessionFollower = NIOLockedValueBox<(context: ObjectIdentifier, task: Task<Void, Never>)?>(nil)
+        /// Ends the forwarding of the current context's session events (see ``DeviceHub/BackgroundWork``);
+        /// replaced when the context is.
+        let sessionFollower = NIOLockedValueBox<(context: ObjectIdentifier, stop: AsyncStream<Void>.Continuation)?>(
+            nil
+        )
+
+        /// Stops forwarding session events.
+        func stopFollowingSessions() {
+            sessionFollower.withLockedValue { follower in
+                follower?.stop.finish()
+                follower = nil
+            }
+        }
 
         init(observer: DeviceObserver, context: CastContext) {
             self.observer = observer
@@ -87,9 +98,20 @@ public final class DeviceHub: Sendable {
         }
     }
 
+    /// What the hub does in the background. All of it runs as children of the hub's one task, which ``start()``
+    /// starts and ``stop()`` cancels and waits for: nothing the hub started outlives it.
+    enum BackgroundWork: Sendable {
+        /// Follow a device (for event subscribers, who see every device).
+        case follow(deviceID: String)
+        /// Stop an observer of a device that went away.
+        case stopObserver(DeviceObserver)
+        /// Record a context's session events for a device until `until` finishes (the context was replaced).
+        case forwardSessions(AsyncStream<SessionEvent>, deviceID: String, until: AsyncStream<Void>)
+    }
+
     private struct State {
         var links: [String: Link] = [:]
-        var forwarder: Task<Void, Never>?
+        var task: Task<Void, Never>?
         var followsAll = false
         var isStopped = false
         /// Reconnects of the observers of links since removed, so the metric's counter never goes down.
@@ -108,6 +130,8 @@ public final class DeviceHub: Sendable {
     let log: EventLog
     let mediaFolders: MediaFolders
     let metrics = ServiceMetrics()
+    private let work: AsyncStream<BackgroundWork>
+    private let background: AsyncStream<BackgroundWork>.Continuation
 
     /// Creates a stopped hub; one loop of `eventLoopGroup` carries all its network I/O.
     public init(
@@ -122,6 +146,7 @@ public final class DeviceHub: Sendable {
         self.logger = logger
         self.log = EventLog(window: options.eventWindow, subscriberBuffer: options.subscriberBuffer)
         self.mediaFolders = MediaFolders(options.mediaFolders)
+        (work, background) = AsyncStream.makeStream(of: BackgroundWork.self)
     }
 
     // MARK: - Lifecycle
@@ -130,30 +155,70 @@ public final class DeviceHub: Sendable {
     ///
     /// - Throws: `CastDiscoveryError` when mDNS is on and avahi-daemon is unreachable.
     public func start() throws {
+        guard state.withLockedValue({ $0.task == nil && !$0.isStopped }) else { return }
         let events = discovery.events()
         try discovery.start()
-        let forwarder = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                self.handle(event)
+        let work = self.work
+        let task = Task { [weak self] in
+            await withDiscardingTaskGroup { group in
+                group.addTask { [weak self] in
+                    for await event in events {
+                        guard let self else { return }
+                        self.handle(event)
+                    }
+                }
+                for await item in work {
+                    guard let self else { return }
+                    group.addTask { await self.perform(item) }
+                }
             }
         }
-        state.withLockedValue { $0.forwarder = forwarder }
+        state.withLockedValue { $0.task = task }
+    }
+
+    /// Hands work to the hub's task; it waits there until ``start()``, and is dropped after ``stop()``.
+    func startInBackground(_ work: BackgroundWork) {
+        background.yield(work)
+    }
+
+    private func perform(_ work: BackgroundWork) async {
+        switch work {
+        case .follow(let id):
+            _ = try? await activity(of: id)
+        case .stopObserver(let observer):
+            await observer.stop()
+        case .forwardSessions(let events, let id, let until):
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { [log, metrics, discovery] in
+                    for await event in events {
+                        guard let change = SessionChange(event) else { continue }
+                        if change.kind == .resumed { metrics.recordReconnect("session") }
+                        guard let device = change.device ?? discovery.device(withID: id) else { continue }
+                        log.append(.session(device, change))
+                    }
+                }
+                group.addTask { for await _ in until {} }
+                await group.next()
+                group.cancelAll()
+            }
+        }
     }
 
     /// Stops following devices and discovery. Sessions are left running on the devices (media keeps playing).
     public func stop() async {
-        let (links, forwarder) = state.withLockedValue { state in
+        let (links, task) = state.withLockedValue { state in
             state.isStopped = true
             defer { state.links = [:] }
-            return (Array(state.links.values), state.forwarder)
+            return (Array(state.links.values), state.task)
         }
-        forwarder?.cancel()
+        background.finish()
+        task?.cancel()
+        await task?.value
         for link in links {
             link.stopRecordingStatus()
+            link.stopFollowingSessions()
             await link.observer.stop()
             await link.context.sessionManager.endSession(stopCasting: false)
-            link.sessionFollower.withLockedValue { $0?.task.cancel() }
             await link.fileServer.withLockedValue { $0 }?.stop()
         }
         await discovery.stop()
@@ -188,7 +253,7 @@ public final class DeviceHub: Sendable {
             return (discovery.devices, !state.followsAll)
         }
         if first {
-            for device in devices { Task { _ = try? await self.activity(of: device.id) } }
+            for device in devices { startInBackground(.follow(deviceID: device.id)) }
         }
         return log.subscribe(after: lastID)
     }
@@ -228,20 +293,16 @@ public final class DeviceHub: Sendable {
     /// after the context is replaced), counting resumes as reconnects.
     func followSessions(of link: Link, id: String) {
         let context = link.context
-        link.sessionFollower.withLockedValue { follower in
-            guard follower?.context != ObjectIdentifier(context) else { return }
-            follower?.task.cancel()
-            let events = context.sessionManager.events()
-            let task = Task { [log, metrics, discovery] in
-                for await event in events {
-                    guard let change = SessionChange(event) else { continue }
-                    if change.kind == .resumed { metrics.recordReconnect("session") }
-                    guard let device = change.device ?? discovery.device(withID: id) else { continue }
-                    log.append(.session(device, change))
-                }
-            }
-            follower = (ObjectIdentifier(context), task)
+        let until = link.sessionFollower.withLockedValue { follower -> AsyncStream<Void>? in
+            guard follower?.context != ObjectIdentifier(context) else { return nil }
+            follower?.stop.finish()
+            let (until, stop) = AsyncStream.makeStream(of: Void.self)
+            follower = (ObjectIdentifier(context), stop)
+            return until
         }
+        guard let until else { return }
+        // Subscribed now, so no event of the new context is missed while the work waits for the hub's task.
+        startInBackground(.forwardSessions(context.sessionManager.events(), deviceID: id, until: until))
     }
 
     /// The metrics in Prometheus' text format, gauges read now.
@@ -324,7 +385,7 @@ public final class DeviceHub: Sendable {
         case .added(let device):
             log.append(.deviceAdded(device))
             if state.withLockedValue({ $0.followsAll && !$0.isStopped }) {
-                Task { _ = try? await self.activity(of: device.id) }
+                startInBackground(.follow(deviceID: device.id))
             }
         case .updated(let device):
             log.append(.deviceUpdated(device))
@@ -337,8 +398,8 @@ public final class DeviceHub: Sendable {
             }
             if let link {
                 link.stopRecordingStatus()
-                link.sessionFollower.withLockedValue { $0?.task.cancel() }
-                Task { await link.observer.stop() }
+                link.stopFollowingSessions()
+                startInBackground(.stopObserver(link.observer))
             }
         default:
             break

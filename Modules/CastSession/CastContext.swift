@@ -52,3 +52,35 @@ public final class CastContext: Sendable {
         )
     }
 }
+
+/// Runs `body` with a new context and leaves its session when `body` returns, throws or is cancelled: the
+/// structured way to use a context in a program or a test, as `withCastReceiverEmulator` is for the emulator.
+///
+/// Leaving ends the session's connection and every task it started, but not the receiver app: media keeps
+/// playing, and the saved session (with ``CastOptions/stateDirectory``) stays for a later process to resume. To
+/// stop the app, end the session inside `body` (`endSession(stopCasting: true)`).
+///
+/// - Parameters:
+///   - options: What to cast and how.
+///   - eventLoopGroup: Where network I/O runs.
+///   - logger: Silent by default.
+///   - isolation: Where `body` runs: the caller's actor, by default.
+///   - body: Uses the context.
+/// - Returns: What `body` returns.
+public func withCastContext<Result>(
+    options: CastOptions,
+    eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+    logger: Logger = .castDisabled,
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (CastContext) async throws -> sending Result
+) async throws -> sending Result {
+    let context = CastContext(options: options, eventLoopGroup: eventLoopGroup, logger: logger)
+    do {
+        let result = try await body(context)
+        await context.sessionManager.endSession(stopCasting: false)
+        return result
+    } catch {
+        await context.sessionManager.endSession(stopCasting: false)
+        throw error
+    }
+}

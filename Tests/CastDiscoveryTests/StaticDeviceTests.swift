@@ -50,6 +50,26 @@ struct StaticDeviceTests {
         #expect(CastDevice.staticDevice(address: "10.0.0.2", defaultPort: 8010).port == 8010)
     }
 
+    @Test("run() discovers until its task is cancelled, then stops: every device removed, no probe left")
+    func runUntilCancelled() async throws {
+        try await withCastReceiverEmulator { emulator in
+            let device = emulator.devices[0]
+            var configuration = DiscoveryManager.Configuration()
+            configuration.browsesMulticastDNS = false
+            configuration.staticDevices = [.staticDevice(host: "127.0.0.1", port: device.port, name: "Run TV")]
+            let manager = DiscoveryManager(configuration: configuration)
+            let log = EventLog(manager.events())
+            let running = Task { try await manager.run() }
+            let added = try await log.first("the static device") { $0.isAdded }
+            #expect(manager.isRunning)
+            running.cancel()
+            try await running.value
+            #expect(!manager.isRunning)
+            #expect(manager.devices.isEmpty)
+            #expect(try await log.first("its removal") { $0.isRemoved }.device == added.device)
+        }
+    }
+
     @Test("device(at:) takes an address as it is, without discovery")
     func deviceAtAddress() async throws {
         let device = try await DiscoveryManager.device(at: "127.0.0.1:1", within: .zero)

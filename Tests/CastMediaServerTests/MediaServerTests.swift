@@ -352,6 +352,20 @@ import Testing
         #expect(await wait.value == false)
     }
 
+    @Test func aScopedServerStopsWhenItsScopeEnds() async throws {
+        await server.stop()
+        let (port, url) = try await withMediaServer(reaching: "127.0.0.1") { scoped in
+            let media = scoped.share(bytes: Array("hello".utf8), name: "a.txt", contentType: "text/plain")
+            let path = String(media.url.dropFirst(scoped.baseURL.count))
+            let answer = try await RawHTTPClient.exchange(port: scoped.port, method: "GET", path: path, headers: [])
+            #expect(answer.text == "hello")
+            return (scoped.port, path)
+        }
+        await #expect(throws: (any Error).self, "nothing listens after the scope") {
+            try await RawHTTPClient.exchange(port: port, method: "GET", path: url, headers: [])
+        }
+    }
+
     @Test func honorsAGivenAddressAndPortRange() async throws {
         let busy = server.port
         await #expect {

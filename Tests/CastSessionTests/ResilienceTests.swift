@@ -158,6 +158,23 @@ import Testing
         }
     }
 
+    /// The reconnection runs as a child of the session's task, so ending the session cancels its backoff wait
+    /// rather than leaving it to sleep out (or to reconnect a session already ended).
+    @Test func endingASuspendedSessionCancelsItsReconnection() async throws {
+        let sleeper = GatedSleeper()
+        try await withStartedSession(sleep: sleeper.sleep) { fixture in
+            var calls = sleeper.calls.makeAsyncIterator()
+            try await dropConnection(fixture)
+            _ = await calls.next()  // the first backoff wait has begun, and is held
+            #expect(sleeper.heldCount == 1)
+            await fixture.context.sessionManager.endSession()
+            // Cancellation reaches the wait as the session's task is cancelled, before endSession returns.
+            #expect(sleeper.heldCount == 0)
+            #expect(sleeper.recorded.count == 1, "no further attempt after the end")
+            #expect(fixture.session.connectionState == .disconnected)
+        }
+    }
+
     @Test func givingUpAfterTheMaximumAttemptsEndsTheSession() async throws {
         let sleeper = RecordingSleeper()
         try await withStartedSession(options: { $0.reconnectPolicy.maximumAttempts = 2 }, sleep: sleeper.sleep) {

@@ -168,16 +168,14 @@ final class GatedSleeper: Sendable {
     /// Holds future backoff waits again.
     func close() { state.withLockedValue { $0.isOpen = false } }
 
+    /// How many waits are held now (neither opened nor cancelled).
+    var heldCount: Int { state.withLockedValue { $0.waiters.count } }
+
     var sleep: @Sendable (Duration) async throws -> Void {
         { [self] duration in
             if elapsingAtOnce.contains(duration) { return try Task.checkCancellation() }
             let gated = !neverElapsing.contains(duration)
-            if gated {
-                state.withLockedValue { $0.waits.append(duration) }
-                callContinuation.yield(duration)
-            } else {
-                heldContinuation.yield(duration)
-            }
+            if gated { state.withLockedValue { $0.waits.append(duration) } }
             let id = state.withLockedValue { state -> Int in
                 defer { state.nextID += 1 }
                 return state.nextID
@@ -189,6 +187,8 @@ final class GatedSleeper: Sendable {
                         state.waiters[id] = (continuation, gated)
                         return false
                     }
+                    // Announced once held, so a test that saw the announcement finds the wait in `heldCount`.
+                    (gated ? callContinuation : heldContinuation).yield(duration)
                     if now { continuation.resume() }
                 }
             } onCancel: {

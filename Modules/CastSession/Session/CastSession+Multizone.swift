@@ -122,9 +122,6 @@ extension CastSession {
     /// group is not asked.
     func refreshMultizoneStatus() {
         guard device.isGroup else { return }
-        let task = Task(executorPreference: connection.taskExecutor) { [weak self] in
-            _ = try? await self?.requestMultizoneStatus()
-        }
-        state.withLockedValue { $0.tasks.append(task) }
+        startInBackground(.refreshMultizone)
     }
 }

@@ -30,7 +30,9 @@ public final class CastSession: Sendable {
         var channels: [String: CastChannel] = [:]
         var resumeWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
         var nextWaiterID = 0
-        var tasks: [Task<Void, Never>] = []
+        /// The session's one background task (see ``BackgroundWork``).
+        var task: Task<Void, Never>?
+        var background: AsyncStream<BackgroundWork>.Continuation?
         var messageHandler: Int?
         var isEnding = false
         var reportedAuthentication: DeviceAuthentication?
@@ -52,6 +54,18 @@ public final class CastSession: Sendable {
     let multizoneBroadcaster = EventBroadcaster<MultizoneEvent>()
     /// Where the device is now, asked before each reconnect attempt (a speaker group moves with its leader).
     let locator: (any CastDeviceLocator)?
+
+    /// What the session does in the background besides following its connection. All of it runs as children of
+    /// the session's one task, so ending the session (which cancels that task) ends everything it started: a
+    /// reconnection's backoff, a group's member query. Nothing outlives the session.
+    enum BackgroundWork: Sendable {
+        /// Suspend and reconnect (the connection dropped).
+        case suspend(SuspendReason)
+        /// End the session (another sender stopped or replaced the app).
+        case finish(CastSessionError)
+        /// Ask a speaker group for its members.
+        case refreshMultizone
+    }
 
     init(
         device: CastDevice,
@@ -119,16 +133,26 @@ public final class CastSession: Sendable {
     /// within the request timeout), so that a joined session shows what plays from its first moment.
     func attach(awaitingMediaStatus: Bool) async {
         let events = connection.events()
+        let (work, background) = AsyncStream.makeStream(of: BackgroundWork.self)
+        state.withLockedValue { $0.background = background }
         // On the connection's event loop, as the message is read: no task wakes up per message.
         let messageHandler = connection.addMessageHandler { [weak self] message in self?.handle(message) }
-        let eventTask = Task(executorPreference: connection.taskExecutor) { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                await self.handle(event)
+        let task = Task(executorPreference: connection.taskExecutor) { [weak self] in
+            await withDiscardingTaskGroup { group in
+                group.addTask { [weak self] in
+                    for await event in events {
+                        guard let self else { return }
+                        await self.handle(event)
+                    }
+                }
+                for await item in work {
+                    guard let self else { return }
+                    group.addTask { await self.perform(item) }
+                }
             }
         }
         state.withLockedValue { state in
-            state.tasks.append(eventTask)
+            state.task = task
             state.messageHandler = messageHandler
         }
         reportDeviceAuthentication(connection.deviceAuthentication)
@@ -152,9 +176,7 @@ public final class CastSession: Sendable {
             deviceStatusBroadcaster.yield(status)
             if status.application?.sessionID != sessionID, connectionState == .connected {
                 // Someone else stopped or replaced our app.
-                Task {
-                    await self.finish(error: CastSessionError(.appStopped, "the receiver app is no longer running"))
-                }
+                startInBackground(.finish(CastSessionError(.appStopped, "the receiver app is no longer running")))
             }
             return
         }
@@ -202,8 +224,21 @@ public final class CastSession: Sendable {
             // connection is back up.
             guard let code, !connection.isConnected else { return }
             let reason: SuspendReason = code == .heartbeatTimeout ? .heartbeatTimeout : .networkLost
-            // Suspend in its own task so this loop keeps draining events during the reconnection.
-            Task { await self.suspend(reason: reason) }
+            // Suspend beside this loop, which keeps draining events during the reconnection.
+            startInBackground(.suspend(reason))
+        }
+    }
+
+    /// Hands work to the session's task; nothing happens once the session ended.
+    func startInBackground(_ work: BackgroundWork) {
+        state.withLockedValue { $0.background }?.yield(work)
+    }
+
+    private func perform(_ work: BackgroundWork) async {
+        switch work {
+        case .suspend(let reason): await suspend(reason: reason)
+        case .finish(let error): await finish(error: error)
+        case .refreshMultizone: _ = try? await requestMultizoneStatus()
         }
     }
 
@@ -328,12 +363,12 @@ public final class CastSession: Sendable {
 
     /// Ends the session; used by ``SessionManager`` and when the app goes away.
     func finish(stopApplication: Bool = false, error: CastSessionError?) async {
-        let (proceed, tasks, messageHandler, waiters) = state.withLockedValue {
-            state -> (Bool, [Task<Void, Never>], Int?, [CheckedContinuation<Bool, Never>]) in
-            guard !state.isEnding else { return (false, [], nil, []) }
+        let (proceed, messageHandler, waiters) = state.withLockedValue {
+            state -> (Bool, Int?, [CheckedContinuation<Bool, Never>]) in
+            guard !state.isEnding else { return (false, nil, []) }
             state.isEnding = true
             defer { state.resumeWaiters = [:] }
-            return (true, state.tasks, state.messageHandler, Array(state.resumeWaiters.values))
+            return (true, state.messageHandler, Array(state.resumeWaiters.values))
         }
         guard proceed else { return }
         emit(.willEnd(self))
@@ -355,7 +390,13 @@ public final class CastSession: Sendable {
         disconnectChannels()
         remoteMediaClient?.reset()
         await connection.close()
-        for task in tasks { task.cancel() }
+        // Ends the background work too (this may be part of it: it has nothing left to await).
+        let (task, background) = state.withLockedValue { state in
+            defer { (state.task, state.background) = (nil, nil) }
+            return (state.task, state.background)
+        }
+        background?.finish()
+        task?.cancel()
         if let messageHandler { connection.removeMessageHandler(messageHandler) }
         if stopApplication || error?.code == .appStopped { store?.clear(deviceID: device.id) }
         stateBroadcaster.yield(.disconnected)
