@@ -50,6 +50,30 @@ struct SettingsTableTests {
         #expect(matches, "README.md's rows should be:\n\(rows.joined(separator: "\n"))")
     }
 
+    @Test("the README's list rows are generated from the list table, and the lists' keys are known overrides")
+    func listRows() throws {
+        let rows = ProfileResolver.lists.map { list in
+            let environment = list.environmentVariable.map { " / `\($0)`" } ?? ""
+            return "| `\(list.key)`\(environment) | \(list.profilePath) | \(list.flag.map { "`\($0)`" } ?? "—") | "
+                + "\(list.syntax) | none | \(list.summary) |"
+        }
+        let readme = try #require(Self.read(repositoryRoot + "/Modules/CastStyleConfig/README.md"))
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = lines.firstIndex { $0.hasPrefix("| `\(ProfileResolver.lists[0].key)`") } ?? lines.endIndex
+        let documented = Array(lines[start..<min(start + rows.count, lines.endIndex)])
+        let matches = documented == rows
+        #expect(matches, "README.md's list rows should be:\n\(rows.joined(separator: "\n"))")
+        #expect(Set(ProfileResolver.lists.map(\.key)).isDisjoint(with: ProfileResolver.keys.map(\.key)))
+        // Every list with an environment variable takes a command-line override under its key too.
+        let samples = ["staticDevices": "192.0.2.7:8009=Lab", "logging.filter": "Cast*=debug"]
+        for list in ProfileResolver.lists where list.environmentVariable != nil {
+            let value = try #require(samples[list.key], "a sample value for \(list.key)")
+            let resolved = try ProfileResolver(cliOverrides: [list.key: value]).resolve()
+            let rowKey = list.key == "logging.filter" ? "logging.category" : "staticDevices.device"
+            #expect(resolved.provenance.contains { $0.key == rowKey }, "\(list.key)")
+        }
+    }
+
     private static func read(_ path: String) -> String? {
         guard let file = fopen(path, "r") else { return nil }
         defer { fclose(file) }

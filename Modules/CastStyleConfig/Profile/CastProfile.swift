@@ -194,9 +194,6 @@ struct ProfileLayer: Sendable {
     /// Whether `daemonLists` replace, rather than extend, those of lower layers (`inherit="false"`).
     var replacesDaemonLists = false
 
-    /// The `<daemon>` children and the attribute each carries.
-    static let daemonListAttributes = ["token": "hash", "mediaFolder": "path", "allowedOrigin": "origin"]
-
     init() {}
 
     /// The settings one validated profile document makes.
@@ -245,9 +242,9 @@ struct ProfileLayer: Sendable {
                     record(element: "daemon", attribute)
                 }
                 var lists: [String: [RawSetting]] = [:]
-                for (child, attributeName) in Self.daemonListAttributes {
-                    lists[child] = element.children(named: child).compactMap { entry in
-                        entry.attribute(attributeName).map { attribute in
+                for case let child? in ProfileList.all.map(\.daemonChild) {
+                    lists[child.element] = element.children(named: child.element).compactMap { entry in
+                        entry.attribute(child.attribute).map { attribute in
                             RawSetting(
                                 value: attribute.value.trimmingASCIIWhitespace(),
                                 source: Self.source(entry.location),
@@ -328,9 +325,10 @@ struct ProfileLayer: Sendable {
                 )
             )
         }
-        for (child, entries) in (daemonLists ?? [:]).sorted(by: { $0.key < $1.key }) {
-            for entry in entries {
-                rows.append(ConfigValue(key: "daemon.\(child)", value: entry.value, source: entry.source))
+        for list in ProfileList.all {
+            guard let child = list.daemonChild else { continue }
+            for entry in daemonLists?[child.element] ?? [] {
+                rows.append(ConfigValue(key: list.publicKey.key, value: entry.value, source: entry.source))
             }
         }
         return rows

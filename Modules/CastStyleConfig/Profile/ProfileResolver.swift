@@ -89,13 +89,10 @@ public struct ResolvedProfile: Sendable {
 /// ## Keys and environment variables
 ///
 /// Every scalar setting is a row of one table, ``ProfileResolver/keys``: its key (`cliOverrides`, and the profile's
-/// `element.attribute`), environment variable, command-line flag, value syntax, default and summary. Besides those:
-///
-/// | Key (`cliOverrides`) | Environment variable | Default |
-/// |---|---|---|
-/// | `staticDevices` | `CAST_DEVICES`: `host[:port][=name]`, comma-separated; `[v6]:port` | none |
-/// | `logging.filter` | `CAST_LOG_FILTER`: the `--log-filter` syntax, `Cast*=debug,/regex/i` | none |
-/// | — | `CAST_PROFILE`: the profile document to read instead of the user profile | — |
+/// `element.attribute`), environment variable, command-line flag, value syntax, default and summary. Every list
+/// setting is a row of a second, ``ProfileResolver/lists``: `staticDevices` (`CAST_DEVICES`), `logging.filter`
+/// (`CAST_LOG_FILTER`) and the daemon's tokens, media folders and origins. Besides those, `CAST_PROFILE` names the
+/// profile document to read instead of the user profile.
 ///
 /// Values use the profile syntax (durations `5s`/`500ms`, booleans; the environment and command line also accept
 /// `yes`/`no`/`on`/`off`). Empty environment variables count as unset. An unknown ``cliOverrides`` key fails with
@@ -170,6 +167,11 @@ public struct ProfileResolver: Sendable {
         ProfileSetting.all.map(\.publicKey)
     }
 
+    /// The list settings table: each list's key, environment variable, profile elements, flag, syntax and fields.
+    public static var lists: [ProfileListKey] {
+        ProfileList.all.map(\.publicKey)
+    }
+
     /// ``cliOverrides`` from command-line flag values keyed by flag (`["--log-level": "debug"]`): each value sets
     /// every setting whose row in ``keys`` names that flag (`--timeout` sets both timeouts), so the programs need
     /// not know the keys. `nil` values (flags not given) are left out; a flag no row names is a programming error,
@@ -224,11 +226,11 @@ public struct ProfileResolver: Sendable {
                 layer.scalars[setting.key] = RawSetting(value: value, source: source, location: nil)
             }
         }
-        if let value = environment["CAST_DEVICES"], !value.isEmpty {
-            layer.devices = try Self.devices(value, source: ConfigSource(kind: .environment, name: "CAST_DEVICES"))
-        }
-        if let value = environment["CAST_LOG_FILTER"], !value.isEmpty {
-            try Self.addFilter(value, to: &layer, source: ConfigSource(kind: .environment, name: "CAST_LOG_FILTER"))
+        for list in ProfileList.all {
+            guard let parse = list.parse, let variable = list.publicKey.environmentVariable,
+                let value = environment[variable], !value.isEmpty
+            else { continue }
+            try parse(value, ConfigSource(kind: .environment, name: variable), &layer)
         }
         return layer
     }
@@ -239,14 +241,11 @@ public struct ProfileResolver: Sendable {
             let source = ConfigSource(kind: .commandLine, name: key)
             if ProfileSetting.named(key) != nil {
                 layer.scalars[key] = RawSetting(value: value, source: source, location: nil)
-            } else if key == "staticDevices" {
-                layer.devices = try Self.devices(value, source: source)
-            } else if key == "logging.filter" {
-                try Self.addFilter(value, to: &layer, source: source)
+            } else if let parse = ProfileList.named(key)?.parse {
+                try parse(value, source, &layer)
             } else {
-                let known = (ProfileSetting.all.map(\.key) + ["staticDevices", "logging.filter"]).joined(
-                    separator: ", "
-                )
+                let lists = ProfileList.all.filter { $0.parse != nil }.map(\.publicKey.key)
+                let known = (ProfileSetting.all.map(\.key) + lists).joined(separator: ", ")
                 throw CastConfigError(
                     code: .invalidValue,
                     message: "unknown setting '\(key)'; known settings: \(known)",
@@ -303,7 +302,7 @@ public struct ProfileResolver: Sendable {
     }
 
     /// Adds a `--log-filter`-syntax specification's rules and patterns to `layer`.
-    private static func addFilter(_ spec: String, to layer: inout ProfileLayer, source: ConfigSource)
+    static func addFilter(_ spec: String, to layer: inout ProfileLayer, source: ConfigSource)
         throws(CastConfigError)
     {
         let filter: LogFilter
@@ -441,17 +440,15 @@ struct ProfileResolution {
 
         // The daemon's lists come from profiles only (castd's flags replace them).
         let daemonLists = profile?.daemonLists ?? [:]
-        for (child, entries) in daemonLists.sorted(by: { $0.key < $1.key }) {
-            for entry in entries {
+        for list in ProfileList.all {
+            guard let child = list.daemonChild else { continue }
+            for entry in daemonLists[child.element] ?? [] {
                 var value = entry.value
-                switch child {
-                case "token": target.daemon.tokenHashes.append(value)
-                case "mediaFolder":
-                    if let file = entry.location?.file { value = DocumentLoader.resolve(value, relativeTo: file) }
-                    target.daemon.mediaFolders.append(value)
-                default: target.daemon.allowedOrigins.append(value)
+                if child.isPath, let file = entry.location?.file {
+                    value = DocumentLoader.resolve(value, relativeTo: file)
                 }
-                rows.append(ConfigValue(key: "daemon.\(child)", value: value, source: entry.source))
+                target.daemon[keyPath: child.field].append(value)
+                rows.append(ConfigValue(key: list.publicKey.key, value: value, source: entry.source))
             }
         }
 

@@ -262,3 +262,82 @@ extension ProfileSetting {
         all.first { $0.key == key }
     }
 }
+
+/// A list setting: entries a profile gives as repeated child elements and, where the row has an environment
+/// variable, the environment and command line give as one comma-separated value. A row of the second settings
+/// table (``ProfileResolver/lists``), which the resolver, `cast config show` and the docs read as they read
+/// ``ProfileResolver/keys``.
+public struct ProfileListKey: Sendable, Hashable {
+    /// The key of its ``ResolvedProfile/provenance`` rows and of ``ProfileResolver/cliOverrides``
+    /// (`staticDevices`).
+    public let key: String
+    /// The environment variable that sets it, `nil` when only profiles do.
+    public let environmentVariable: String?
+    /// Where a profile gives the entries: `element/child@attribute,…`, with the most a document may hold.
+    public let profilePath: String
+    /// The command-line flag that sets it, and which program has it (`--host` (castd)).
+    public let flag: String?
+    /// What an entry must be.
+    public let syntax: String
+    /// The fields it sets.
+    public let summary: String
+}
+
+/// A row of the list table: the public description and, for a list the environment or command line can set, how
+/// such a value adds to a layer.
+struct ProfileList: Sendable {
+    var publicKey: ProfileListKey
+    /// For the daemon's lists: the `<daemon>` child, its one attribute, the field its values go to, and whether
+    /// they are paths (resolved against the profile).
+    var daemonChild: DaemonChild?
+    var parse: (@Sendable (String, ConfigSource, inout ProfileLayer) throws(CastConfigError) -> Void)?
+
+    static func named(_ key: String) -> ProfileList? { all.first { $0.publicKey.key == key } }
+
+    // swift-format-ignore
+    static let all: [ProfileList] = [
+        .init(publicKey: .init(key: "staticDevices", environmentVariable: "CAST_DEVICES",
+                               profilePath: "staticDevices/device@host,port,name (up to 64)", flag: "--host (castd)",
+                               syntax: "host[:port][=name],… ([v6]:port)", summary: "CastOptions.staticDevices"),
+              parse: { (value, source, layer) throws(CastConfigError) in
+                  layer.devices = try ProfileResolver.devices(value, source: source)
+              }),
+        .init(publicKey: .init(key: "logging.filter", environmentVariable: "CAST_LOG_FILTER",
+                               profilePath: "logging/category@pattern,level (up to 256), logging/message@pattern,caseInsensitive (up to 64)",
+                               flag: "--log-filter", syntax: "the --log-filter syntax, Cast*=debug,/regex/i",
+                               summary: "LogFilter.categoryLevels, messagePatterns"),
+              parse: { (value, source, layer) throws(CastConfigError) in
+                  try ProfileResolver.addFilter(value, to: &layer, source: source)
+              }),
+        .init(publicKey: .init(key: "daemon.token", environmentVariable: nil,
+                               profilePath: "daemon/token@hash (up to 64)", flag: "--token-hash (castd)",
+                               syntax: "sha256: and 64 hex digits (castd token)", summary: "DaemonSettings.tokenHashes"),
+              daemonChild: .init(element: "token", attribute: "hash", field: \.tokenHashes)),
+        .init(publicKey: .init(key: "daemon.mediaFolder", environmentVariable: nil,
+                               profilePath: "daemon/mediaFolder@path (up to 64)", flag: "--media-folder (castd)",
+                               syntax: "a local folder path", summary: "DaemonSettings.mediaFolders"),
+              daemonChild: .init(element: "mediaFolder", attribute: "path", field: \.mediaFolders, isPath: true)),
+        .init(publicKey: .init(key: "daemon.allowedOrigin", environmentVariable: nil,
+                               profilePath: "daemon/allowedOrigin@origin (up to 64)", flag: "--allow-origin (castd)",
+                               syntax: "http(s)://host[:port]", summary: "DaemonSettings.allowedOrigins"),
+              daemonChild: .init(element: "allowedOrigin", attribute: "origin", field: \.allowedOrigins)),
+    ]
+
+    init(
+        publicKey: ProfileListKey,
+        daemonChild: DaemonChild? = nil,
+        parse: (@Sendable (String, ConfigSource, inout ProfileLayer) throws(CastConfigError) -> Void)? = nil
+    ) {
+        self.publicKey = publicKey
+        self.daemonChild = daemonChild
+        self.parse = parse
+    }
+
+    /// A `<daemon>` list child.
+    struct DaemonChild: Sendable {
+        var element: String
+        var attribute: String
+        var field: any WritableKeyPath<DaemonSettings, [String]> & Sendable
+        var isPath = false
+    }
+}
