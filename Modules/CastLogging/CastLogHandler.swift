@@ -1,7 +1,12 @@
 // swift-cast — Apache-2.0
 
-import Foundation
 import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A swift-log handler that applies a ``LogFilter`` per category and passes surviving messages to a sink.
 ///

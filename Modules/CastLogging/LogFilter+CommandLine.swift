@@ -154,14 +154,3 @@ extension LogFilter {
         return level
     }
 }
-
-extension StringProtocol {
-    fileprivate func trimmingWhitespace() -> SubSequence {
-        guard let first = firstIndex(where: { !$0.isWhitespace }),
-            let last = lastIndex(where: { !$0.isWhitespace })
-        else {
-            return self[endIndex...]
-        }
-        return self[first...last]
-    }
-}

@@ -1,41 +1,35 @@
 // swift-cast — Apache-2.0
 
-import Foundation
-
 extension LogFilter {
     /// A regular expression a message must contain a match for, to narrow output to what one is chasing.
     ///
-    /// Uses ICU syntax (`NSRegularExpression`), which is thread-safe and `Sendable`, unlike Swift `Regex`. The
-    /// expression is compiled once, here, so an invalid pattern is reported when the filter is built and matching
-    /// on the logging path costs no recompilation. Equality and hashing consider only the pattern text and flag.
+    /// Uses Swift `Regex` syntax (the ICU/PCRE-style syntax `NSRegularExpression` takes), matched Unicode scalar by
+    /// scalar as ICU does. The expression is compiled once, here, so an invalid pattern is reported when the filter
+    /// is built and matching on the logging path costs no recompilation. Equality and hashing consider only the
+    /// pattern text and flag.
     public struct MessagePattern: Sendable, Hashable, CustomStringConvertible {
         /// The regular expression as written.
         public let pattern: String
         /// Whether letters match regardless of case (the `/REGEX/i` form).
         public let caseInsensitive: Bool
-        private let expression: NSRegularExpression
+        private let expression: CompiledExpression
 
         /// Compiles `pattern`, throwing ``CastLoggingError/Code/invalidPattern`` with the reason if it is invalid.
         public init(_ pattern: String, caseInsensitive: Bool = false) throws(CastLoggingError) {
+            let regex: Regex<AnyRegexOutput>
             do {
-                expression = try NSRegularExpression(
-                    pattern: pattern,
-                    options: caseInsensitive ? [.caseInsensitive] : []
-                )
+                regex = try Regex(pattern)
             } catch {
-                throw CastLoggingError(
-                    code: .invalidPattern,
-                    message: "invalid message pattern '\(pattern)': \(Self.reason(forInvalidPattern: pattern))"
-                )
+                throw CastLoggingError(code: .invalidPattern, message: "invalid message pattern '\(pattern)': \(error)")
             }
+            expression = CompiledExpression(regex.ignoresCase(caseInsensitive).matchingSemantics(.unicodeScalar))
             self.pattern = pattern
             self.caseInsensitive = caseInsensitive
         }
 
         /// Whether the expression matches anywhere in `message` (a search, not a whole-string match).
         public func matches(_ message: String) -> Bool {
-            let range = NSRange(message.startIndex..<message.endIndex, in: message)
-            return expression.firstMatch(in: message, options: [], range: range) != nil
+            (try? expression.regex.firstMatch(in: message)) != nil
         }
 
         /// The `--log-filter` spelling, `/pattern/` or `/pattern/i`.
@@ -54,14 +48,14 @@ extension LogFilter {
             hasher.combine(caseInsensitive)
         }
 
-        /// Explains an ICU compile failure; ICU only says "invalid", so ask Swift's parser, which names the problem.
-        private static func reason(forInvalidPattern pattern: String) -> String {
-            do {
-                _ = try Regex(pattern)
-            } catch {
-                return "\(error)"
+        /// The compiled `Regex`, shared across threads: `Regex` is immutable once built and lowers its program
+        /// once, atomically, but is not declared `Sendable`.
+        private final class CompiledExpression: @unchecked Sendable {
+            let regex: Regex<AnyRegexOutput>
+
+            init(_ regex: Regex<AnyRegexOutput>) {
+                self.regex = regex
             }
-            return "not a valid ICU regular expression"
         }
     }
 }

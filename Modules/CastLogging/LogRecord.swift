@@ -1,7 +1,12 @@
 // swift-cast — Apache-2.0
 
-import Foundation
 import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One message that passed the filter, fully resolved, as handed to a sink (the `GCKLoggerDelegate` payload).
 ///

@@ -1,8 +1,13 @@
 // swift-cast — Apache-2.0
 
-import Foundation
 import Logging
 import NIOConcurrencyHelpers
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -124,7 +129,7 @@ public enum StandardErrorLogSink {
         }
         var remaining = bytes.count
         while remaining > 0 {
-            let written = Foundation.write(STDERR_FILENO, pointer, remaining)
+            let written = Glibc.write(STDERR_FILENO, pointer, remaining)
             if written < 0 {
                 if errno == EINTR {
                     continue
