@@ -179,6 +179,7 @@ let package = Package(
             dependencies: [
                 "CastLogging",
                 "CastMedia",
+                "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -299,6 +300,7 @@ let package = Package(
                 "CastService",
                 "CastSession",
                 "CastStyleConfig",
+                "CastTransport",
                 "CastVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

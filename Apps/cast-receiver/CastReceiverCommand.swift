@@ -6,9 +6,14 @@ import CastStreaming
 import CastTransport
 import CastVersion
 import Dispatch
-import Foundation
 import Logging
 import NIOConcurrencyHelpers
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -235,7 +240,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
         let preroll = try prerollAd.map(Self.parsePreroll)
         var streaming = StreamingReceiverEndpoint.Options()
         streaming.lossRate = streamLoss
-        streaming.videoCodecs = streamCodecs.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        streaming.videoCodecs = streamCodecs.split(separator: ",").map { String($0.trimmingWhitespace()) }
         streaming.jitter = .microseconds(Int64(streamJitter * 1000))
         let recorders = try [
             streamRecord.map { try StreamRecorder(path: $0, kind: .video) },

@@ -1,5 +1,11 @@
 import CastMediaServer
+import CastTransport
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -57,12 +63,12 @@ enum BackgroundServing {
         }
         close(pipeEnds[0])
         var text = String(decoding: output, as: UTF8.self)
-        if let marker = text.range(of: detachedMarker) {
+        if let marker = text.firstRange(of: detachedMarker) {
             text.removeSubrange(marker.lowerBound..<text.endIndex)
-            FileHandle.standardOutput.write(Data(text.utf8))
+            LocalFiles.write(text, to: STDOUT_FILENO)
             return 0
         }
-        FileHandle.standardOutput.write(Data(text.utf8))
+        LocalFiles.write(text, to: STDOUT_FILENO)
         var status: Int32 = 0
         waitpid(pid, &status, 0)
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 1
@@ -70,7 +76,7 @@ enum BackgroundServing {
 
     /// In the background process, once loaded: tells the parent, then lets go of its output.
     static func detach() {
-        FileHandle.standardOutput.write(Data((detachedMarker + "\n").utf8))
+        LocalFiles.write(detachedMarker + "\n", to: STDOUT_FILENO)
         let null = open("/dev/null", O_RDWR)
         dup2(null, STDOUT_FILENO)
         dup2(null, STDERR_FILENO)

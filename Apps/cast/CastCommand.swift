@@ -1,7 +1,16 @@
 import ArgumentParser
 import CastTransport
 import CastVersion
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `cast`: find Cast devices, start and control sessions, from the command line.
 struct CastCommand: AsyncParsableCommand {
@@ -49,13 +58,13 @@ struct CastCommand: AsyncParsableCommand {
         } catch let error as CLIError {
             // Raised before a command could report it itself (an option that does not fit the command).
             FileHandleOutput.standardError("cast: error: \(error)")
-            Foundation.exit(error.exit.rawValue)
+            Glibc.exit(error.exit.rawValue)
         } catch {
             let code = exitCode(for: error)
             if code.rawValue == 64 {
                 let message = fullMessage(for: error)
                 FileHandleOutput.standardError(message)
-                Foundation.exit(CastExit.usage.rawValue)
+                Glibc.exit(CastExit.usage.rawValue)
             }
             exit(withError: error)
         }

@@ -8,8 +8,13 @@ import CastSession
 import CastStreaming
 import CastStyleConfig
 import CastTransport
-import Foundation
 import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc

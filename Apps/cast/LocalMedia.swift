@@ -1,9 +1,15 @@
 import CastDiscovery
+import CastLogging
 import CastMedia
 import CastMediaServer
 import CastSession
 import CastTransport
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What `cast play` was given: URLs stay URLs; files, folders, playlists and `-` are served from this computer.
 enum PlaySource: Equatable {
@@ -110,7 +116,7 @@ struct LocalServing {
         warnings += file.warnings
         descriptions.append(file.description)
         if let transcoder = file.transcoder {
-            transcoding.append(((path as NSString).lastPathComponent, transcoder))
+            transcoding.append((LocalFiles.lastComponent(of: path), transcoder))
         }
         return (file.media, file.activeTrackIDs)
     }
@@ -124,7 +130,7 @@ struct LocalServing {
                 where step.segment == step.runStart || (step.segment + 1) % 10 == 0 {
                     report(
                         "transcoding \(name): segment \(step.segment + 1) of \(step.segments)"
-                            + String(format: " (%.1f× real time)", step.speed)
+                            + String(printf: " (%.1f× real time)", step.speed)
                     )
                 }
             }
@@ -143,7 +149,7 @@ struct LocalServing {
 
     /// A WebVTT track for a subtitle file given with `--subtitles`.
     mutating func subtitleTrack(file: String, id: Int, language: String?, name: String?) throws -> MediaTrack {
-        guard SubtitleFormat(fileExtension: (file as NSString).pathExtension) != nil else {
+        guard SubtitleFormat(fileExtension: LocalFiles.fileExtension(of: file)) != nil else {
             throw CLIError(.usage, "\(file): subtitles must be .vtt, .srt, .ass or .ssa")
         }
         let (track, problems) = try server.subtitleTrack(file: file, id: id, language: language, name: name)
@@ -197,8 +203,8 @@ struct LocalServing {
 
 extension FileManager {
     fileprivate func isDirectory(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        var isDirectory = false
+        return fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory
     }
 }
 

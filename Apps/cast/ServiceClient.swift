@@ -1,9 +1,14 @@
 import CastControllers
 import CastTransport
-import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One request to a running `castd` and its answer: the thin HTTP/1.1 client of `cast --via`.
 ///

@@ -1,7 +1,13 @@
 import CastControllers
+import CastMediaServer
 import CastTransport
-import Foundation
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `cast … --via http://HOST:PORT` (or `CAST_VIA` in the environment): the command goes to a running `castd`,
 /// whose connection and session with the device are already open, so it is answered in one local round trip
@@ -249,7 +255,7 @@ enum ViaService {
         if let wanted = global.device {
             let match =
                 devices.first { $0["id"]?.stringValue == wanted }
-                ?? devices.first { named($0).caseInsensitiveCompare(wanted) == .orderedSame }
+                ?? devices.first { named($0).lowercased() == wanted.lowercased() }
             guard let match else {
                 throw CLIError(.noDevice, "castd knows no device '\(wanted)' (it knows: \(list(devices)))")
             }
@@ -277,7 +283,7 @@ enum ViaService {
     }
 
     private static func escaped(_ id: String) -> String {
-        id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id
+        RequestPath.encode(id)
     }
 
     // MARK: Output

@@ -1,14 +1,25 @@
 // castd: every Cast device at hand from one service — the HTTP API of Modules/CastService/openapi.yaml with
 // live events (Server-Sent Events), over the devices found by mDNS and the static hosts given.
+
 import ArgumentParser
 import CastDiscovery
 import CastLogging
 import CastService
 import CastSession
 import CastStyleConfig
+import CastTransport
 import CastVersion
-import Foundation
 import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Castd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -123,5 +134,5 @@ struct Token: ParsableCommand {
 
 /// Writes a line to standard output at once (unbuffered), so a supervisor or a pipe sees it when it happens.
 func announce(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    LocalFiles.write(line + "\n", to: STDOUT_FILENO)
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The device list as a pure state machine: what the network said, per service record, in; events and the work
 /// to do next (arm a timer, ask a device about an app) out. ``DiscoveryManager`` owns one and drives it from a

@@ -1,4 +1,4 @@
-import Foundation
+import CastLogging
 
 #if canImport(Glibc)
 import Glibc
@@ -147,7 +147,7 @@ public enum DiscoveryDiagnosis {
 
     /// Rules of an `nft list ruleset` listing that drop or reject UDP port 5353.
     static func droppingRules(inNftRuleset text: String) -> [String] {
-        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { rule in
+        text.split(separator: "\n").map { String($0.trimmingWhitespace()) }.filter { rule in
             let words = rule.split(separator: " ")
             let port = words.contains("5353") || words.contains("mdns")
             return port && (words.contains("drop") || words.contains("reject")) && !rule.contains("tcp dport")
@@ -163,7 +163,7 @@ public enum DiscoveryDiagnosis {
     }
 
     private static func executable(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/sbin:/usr/bin:/sbin:/bin"
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/sbin:/usr/bin:/sbin:/bin"
         for directory in path.split(separator: ":") + ["/usr/sbin", "/sbin"] {
             let candidate = "\(directory)/\(name)"
             if access(candidate, X_OK) == 0 { return candidate }
@@ -171,18 +171,38 @@ public enum DiscoveryDiagnosis {
         return nil
     }
 
-    /// Runs `path` with `arguments`; its standard output, or `nil` when it fails.
+    /// Runs `path` with `arguments` (standard error to /dev/null); its standard output, or `nil` when it fails.
     private static func run(_ path: String, _ arguments: [String]) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return nil }
-        return String(decoding: data, as: UTF8.self)
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { return nil }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child = pid_t()
+        let spawned = posix_spawn(&child, path, &actions, nil, argv, environ)
+        close(pipeEnds[1])
+        defer { close(pipeEnds[0]) }
+        guard spawned == 0 else { return nil }
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(pipeEnds[0], &buffer, buffer.count)
+            if count > 0 {
+                output += buffer[0..<count]
+            } else if count == 0 || errno != EINTR {
+                break
+            }
+        }
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0, errno == EINTR {}
+        // Exited (the low 7 bits are 0) with status 0.
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else { return nil }
+        return String(decoding: output, as: UTF8.self)
     }
 }

@@ -1,6 +1,12 @@
+import CastLogging
 import CastStyleConfig
 import CastTransport
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension CastServiceServer.Options {
     /// The options a profile's `<daemon>` section sets.
@@ -40,7 +46,7 @@ extension MQTTBridge.Options {
                     field: "brokerPasswordFile"
                 )
             }
-            broker.password = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            broker.password = String(String(decoding: bytes, as: UTF8.self).trimmingWhitespace())
         }
         if let caFile = settings.brokerCAFile {
             var tls = broker.tls ?? .init()

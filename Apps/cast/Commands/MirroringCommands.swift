@@ -1,12 +1,18 @@
 import ArgumentParser
 import CastDiscovery
+import CastLogging
 import CastMediaServer
 import CastReceiver
 import CastSession
 import CastStreaming
 import CastTransport
-import Foundation
 import NIOConcurrencyHelpers
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -207,15 +213,15 @@ enum Mirroring {
         var parts: [String] = []
         if let video = progress.video {
             parts.append("\(progress.resolution)")
-            parts.append(String(format: "%.0f fps", progress.framesPerSecond))
+            parts.append(String(printf: "%.0f fps", progress.framesPerSecond))
             parts.append("\(progress.targetBitRate / 1000) kbit/s target")
             parts.append("\(video.framesSent) frames, \(video.framesRefused) dropped")
         }
-        parts.append(String(format: "%.0f kbit/s sent", progress.sentBitRate / 1000))
+        parts.append(String(printf: "%.0f kbit/s sent", progress.sentBitRate / 1000))
         let streams = [progress.video, progress.audio].compactMap { $0 }
         parts.append("\(streams.reduce(0) { $0 + $1.packetsRetransmitted }) resent")
         if let rtt = streams.compactMap(\.roundTripTime).first {
-            parts.append(String(format: "rtt %.1f ms", rtt.inSeconds * 1000))
+            parts.append(String(printf: "rtt %.1f ms", rtt.inSeconds * 1000))
         }
         return parts.joined(separator: ", ")
     }

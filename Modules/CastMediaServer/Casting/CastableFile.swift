@@ -1,5 +1,17 @@
 import CastMedia
+import CastTransport
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A local file made ready for a device: served (as is, or transcoded to HLS as it plays), described as the
 /// `MediaInformation` a LOAD sends, with its subtitles as tracks.
@@ -38,10 +50,10 @@ extension MediaServer {
         title: String? = nil,
         extraSubtitles: [MediaTrack] = []
     ) async throws -> CastableFile {
-        let name = (path as NSString).lastPathComponent
-        let title = title ?? ((name as NSString).deletingPathExtension)
+        let name = LocalFiles.lastComponent(of: path)
+        let title = title ?? LocalFiles.baseName(of: name)
         if path.lowercased().hasSuffix(".m3u8") {
-            let folder = try share(folder: (path as NSString).deletingLastPathComponent)
+            let folder = try share(folder: LocalFiles.directory(of: path))
             var media = MediaInformation(
                 contentID: url(of: folder, relativePath: name),
                 contentType: "application/x-mpegURL",
@@ -122,18 +134,18 @@ extension MediaServer {
     public func subtitleTrack(file: String, id: Int, language: String?, name: String?) throws -> (
         MediaTrack, warnings: [String]
     ) {
-        guard let format = SubtitleFormat(fileExtension: (file as NSString).pathExtension) else {
+        guard let format = SubtitleFormat(fileExtension: LocalFiles.fileExtension(of: file)) else {
             throw CastMediaServerError(.invalidSubtitles, "\(file): subtitles must be .vtt, .srt, .ass or .ssa")
         }
-        let bytes: [UInt8]
-        do {
-            bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
-        } catch {
-            throw CastMediaServerError(.invalidSubtitles, "\(file): cannot be read (\(error.localizedDescription))")
+        guard let bytes = LocalFiles.read(file) else {
+            throw CastMediaServerError(
+                .invalidSubtitles,
+                "\(file): cannot be read (\(String(cString: strerror(errno))))"
+            )
         }
         let converted = try SubtitleConverter.webVTT(from: bytes, format: format)
-        let fileName = (file as NSString).lastPathComponent
-        let base = (fileName as NSString).deletingPathExtension
+        let fileName = LocalFiles.lastComponent(of: file)
+        let base = LocalFiles.baseName(of: fileName)
         let shared = share(bytes: Array(converted.webVTT.utf8), name: base + ".vtt", contentType: "text/vtt")
         return (
             .subtitles(id: id, url: shared.url, language: language ?? "und", name: name),

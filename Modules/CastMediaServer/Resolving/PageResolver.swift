@@ -1,4 +1,10 @@
+import CastTransport
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A web page (a video site's page, an HTML page with a `<video>`) turned into a URL a Cast device can play.
 public struct ResolvedPage: Sendable, Hashable {
@@ -42,15 +48,15 @@ public enum PageResolver {
 
     /// Reads yt-dlp's JSON description of one video.
     static func parse(_ json: Data, page: String) throws -> ResolvedPage {
-        guard let info = try? JSONSerialization.jsonObject(with: json) as? [String: Any] else {
+        guard let info = (try? JSONValue(parsing: String(decoding: json, as: UTF8.self)))?.objectValue else {
             throw CastMediaServerError(.toolFailed, "yt-dlp's answer about \(page) is not JSON")
         }
-        let format = (info["requested_formats"] as? [[String: Any]])?.first ?? info
-        guard let url = info["url"] as? String ?? format["url"] as? String else {
+        let format = info["requested_formats"]?.arrayValue?.first?.objectValue ?? info
+        guard let url = info["url"]?.stringValue ?? format["url"]?.stringValue else {
             throw CastMediaServerError(.toolFailed, "yt-dlp found no single stream to play at \(page)")
         }
-        let protocolName = (info["protocol"] as? String ?? "").lowercased()
-        let fileExtension = (info["ext"] as? String ?? "").lowercased()
+        let protocolName = (info["protocol"]?.stringValue ?? "").lowercased()
+        let fileExtension = (info["ext"]?.stringValue ?? "").lowercased()
         let contentType =
             protocolName.hasPrefix("m3u8")
             ? "application/x-mpegURL"
@@ -60,10 +66,10 @@ public enum PageResolver {
         return ResolvedPage(
             url: url,
             contentType: contentType,
-            title: info["title"] as? String,
-            thumbnail: info["thumbnail"] as? String,
-            isLive: info["is_live"] as? Bool ?? false,
-            duration: (info["duration"] as? NSNumber)?.doubleValue
+            title: info["title"]?.stringValue,
+            thumbnail: info["thumbnail"]?.stringValue,
+            isLive: info["is_live"]?.boolValue ?? false,
+            duration: info["duration"]?.doubleValue
         )
     }
 }

@@ -82,7 +82,7 @@ final class ShareRegistry: Sendable {
 }
 
 /// Request paths, decoded strictly: a path that could mean something else on disk is refused, not repaired.
-enum RequestPath {
+package enum RequestPath {
     /// The percent-decoded segments of `uri`'s path (query and fragment dropped), or `nil` when any segment is
     /// empty, `.` or `..` (also when encoded), holds an encoded `/` or NUL, or has a malformed escape.
     static func segments(of uri: String) -> [String]? {
@@ -117,7 +117,7 @@ enum RequestPath {
     }
 
     /// Percent-encodes everything but RFC 3986's unreserved characters, so any file name makes a valid URL.
-    static func encode(_ segment: String) -> String {
+    package static func encode(_ segment: String) -> String {
         var result = ""
         for byte in segment.utf8 {
             switch byte {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A subtitle file stored next to a media file and named after it, as players find them: `movie.srt`,
 /// `movie.en.srt`, `movie.pt-BR.ass`, `movie.english.forced.vtt` beside `movie.mkv`.
@@ -50,9 +54,8 @@ public struct SidecarSubtitle: Sendable, Hashable {
         var found: [SidecarSubtitle] = []
         for name in names where name != mediaName {
             guard let sidecar = sidecar(named: name, mediaBaseName: baseName, pathPrefix: pathPrefix) else { continue }
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: sidecar.path, isDirectory: &isDirectory),
-                !isDirectory.boolValue
+            var isDirectory = false
+            guard FileManager.default.fileExists(atPath: sidecar.path, isDirectory: &isDirectory), !isDirectory
             else { continue }
             found.append(sidecar)
         }

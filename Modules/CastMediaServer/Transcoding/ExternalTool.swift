@@ -1,7 +1,13 @@
-import Foundation
+import CastTransport
 import NIOConcurrencyHelpers
 import Subprocess
 import SystemPackage
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -33,7 +39,7 @@ public struct ExternalTool: Sendable, Hashable {
     /// The tool, or ``CastMediaServerError/Code/toolMissing`` saying what needs it and how to install it.
     public static func require(_ name: String, for purpose: String) throws -> ExternalTool {
         guard let tool = find(name) else {
-            let base = (name as NSString).lastPathComponent
+            let base = LocalFiles.lastComponent(of: name)
             let package = ["ffprobe": "ffmpeg", "yt-dlp": "yt-dlp (pip install yt-dlp)"][base] ?? base
             throw CastMediaServerError(
                 .toolMissing,

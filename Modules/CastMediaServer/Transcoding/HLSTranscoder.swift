@@ -1,6 +1,19 @@
-import Foundation
+import CastLogging
+import CastTransport
 import Logging
 import NIOConcurrencyHelpers
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Settings of an ``HLSTranscoder``.
 public struct TranscodeOptions: Sendable {
@@ -10,7 +23,7 @@ public struct TranscodeOptions: Sendable {
     public var lookAhead = 5
     /// The folder in which a private folder holds the segments while they are needed. Default: the system's
     /// temporary folder.
-    public var temporaryDirectory = NSTemporaryDirectory()
+    public var temporaryDirectory = FileManager.default.temporaryDirectory.path
     /// ffmpeg, by name (searched in `PATH`) or path. Default `ffmpeg`.
     public var ffmpeg = "ffmpeg"
     /// Where the transcoder logs ffmpeg's runs; silent by default.
@@ -94,9 +107,7 @@ public final class HLSTranscoder: MediaResponder {
         self.options = options
         self.segmentDurations = Self.segments(duration: duration, length: options.segmentDuration)
         Self.removeAbandonedFolders(in: options.temporaryDirectory)
-        let template = (options.temporaryDirectory as NSString).appendingPathComponent(
-            "\(Self.folderPrefix)\(getpid())-XXXXXX"
-        )
+        let template = LocalFiles.path("\(Self.folderPrefix)\(getpid())-XXXXXX", in: options.temporaryDirectory)
         var path = Array(template.utf8CString)
         guard mkdtemp(&path) != nil else {
             throw CastMediaServerError(.notShareable, "cannot make a folder in \(options.temporaryDirectory)")
@@ -119,7 +130,7 @@ public final class HLSTranscoder: MediaResponder {
             guard let pid = Int32(name.dropFirst(folderPrefix.count).prefix { $0 != "-" }),
                 kill(pid, 0) != 0, errno == ESRCH
             else { continue }
-            try? FileManager.default.removeItem(atPath: (directory as NSString).appendingPathComponent(name))
+            try? FileManager.default.removeItem(atPath: LocalFiles.path(name, in: directory))
         }
     }
 
@@ -146,14 +157,14 @@ public final class HLSTranscoder: MediaResponder {
             "#EXT-X-MEDIA-SEQUENCE:0", "#EXT-X-PLAYLIST-TYPE:VOD",
         ]
         for (index, duration) in segmentDurations.enumerated() {
-            lines.append("#EXTINF:\(String(format: "%.6f", duration)),")
+            lines.append("#EXTINF:\(String(printf: "%.6f", duration)),")
             lines.append(Self.segmentName(index))
         }
         lines.append("#EXT-X-ENDLIST")
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static func segmentName(_ index: Int) -> String { String(format: "segment-%05d.ts", index) }
+    static func segmentName(_ index: Int) -> String { String(printf: "segment-%05d.ts", CInt(index)) }
 
     static func segmentIndex(_ name: String) -> Int? {
         guard name.hasPrefix("segment-"), name.hasSuffix(".ts") else { return nil }
@@ -164,7 +175,7 @@ public final class HLSTranscoder: MediaResponder {
     static func runFilePattern(run: Int) -> String { "run\(run)-%05d.ts" }
 
     /// The file a run writes segment `index` to.
-    static func runFileName(run: Int, index: Int) -> String { String(format: runFilePattern(run: run), index) }
+    static func runFileName(run: Int, index: Int) -> String { String(printf: runFilePattern(run: run), CInt(index)) }
 
     /// The playlist, or a segment: made (or waited for) when asked, so a seek costs one segment's work.
     public func respond(to request: MediaRequest) async throws -> MediaResponse {
@@ -259,7 +270,7 @@ public final class HLSTranscoder: MediaResponder {
     /// Reads the segments ffmpeg reports as complete, then how it ended.
     private func follow(_ run: Run) async {
         for await line in run.process.outputLines {
-            let name = line.trimmingCharacters(in: .whitespaces)
+            let name = line.trimmingWhitespace()
             // ffmpeg may cut one more (tiny) segment than the playlist has: nobody asks for it.
             guard let dash = name.firstIndex(of: "-"), name.hasSuffix(".ts"),
                 let index = Int(name[name.index(after: dash)...].dropLast(3)),
@@ -331,7 +342,7 @@ public final class HLSTranscoder: MediaResponder {
     /// ffmpeg's arguments for a run making segments from `first`, which starts `start` seconds in.
     private func arguments(run: Int, first: Int, start: Double) -> [String] {
         var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error"]
-        if start > 0 { arguments += ["-ss", String(format: "%.3f", start)] }
+        if start > 0 { arguments += ["-ss", String(printf: "%.3f", start)] }
         arguments += ["-i", MediaProbe.inputURL(source)]
         if let video = plan.videoStream, plan.video != .leaveOut {
             arguments += ["-map", "0:\(video)"]
@@ -357,7 +368,7 @@ public final class HLSTranscoder: MediaResponder {
             "-f", "segment", "-segment_format", "mpegts",
             "-segment_time", String(options.segmentDuration),
             "-segment_start_number", String(first),
-            "-initial_offset", String(format: "%.3f", start),
+            "-initial_offset", String(printf: "%.3f", start),
             "-segment_list", "pipe:1", "-segment_list_type", "flat",
             folder + "/" + Self.runFilePattern(run: run),
         ]

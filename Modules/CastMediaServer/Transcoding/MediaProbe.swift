@@ -1,4 +1,10 @@
+import CastTransport
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What `ffprobe` says a file holds: its container, duration and streams. The input to a ``PlaybackPlan``.
 public struct MediaProbe: Sendable, Hashable {
@@ -41,7 +47,7 @@ public struct MediaProbe: Sendable, Hashable {
         public var languageTag: String? {
             guard let language = language?.lowercased() else { return nil }
             let terminology = Self.bibliographicCodes[language] ?? language
-            return Locale.LanguageCode(terminology).identifier(.alpha2) ?? terminology
+            return Self.twoLetterCodes[terminology] ?? terminology
         }
 
         /// ISO 639-2's bibliographic codes (common in Matroska files) and their terminology twins.
@@ -49,6 +55,34 @@ public struct MediaProbe: Sendable, Hashable {
             "alb": "sqi", "arm": "hye", "baq": "eus", "bur": "mya", "chi": "zho", "cze": "ces", "dut": "nld",
             "fre": "fra", "geo": "kat", "ger": "deu", "gre": "ell", "ice": "isl", "mac": "mkd", "mao": "mri",
             "may": "msa", "per": "fas", "rum": "ron", "slo": "slk", "tib": "bod", "wel": "cym",
+        ]
+
+        /// ISO 639-2 terminology codes and their ISO 639-1 two-letter codes (from Debian's iso-codes), every language
+        /// that has one.
+        private static let twoLetterCodes = [
+            "aar": "aa", "abk": "ab", "afr": "af", "aka": "ak", "amh": "am", "ara": "ar", "arg": "an", "asm": "as",
+            "ava": "av", "ave": "ae", "aym": "ay", "aze": "az", "bak": "ba", "bam": "bm", "bel": "be", "ben": "bn",
+            "bih": "bh", "bis": "bi", "bod": "bo", "bos": "bs", "bre": "br", "bul": "bg", "cat": "ca", "ces": "cs",
+            "cha": "ch", "che": "ce", "chu": "cu", "chv": "cv", "cor": "kw", "cos": "co", "cre": "cr", "cym": "cy",
+            "dan": "da", "deu": "de", "div": "dv", "dzo": "dz", "ell": "el", "eng": "en", "epo": "eo", "est": "et",
+            "eus": "eu", "ewe": "ee", "fao": "fo", "fas": "fa", "fij": "fj", "fin": "fi", "fra": "fr", "fry": "fy",
+            "ful": "ff", "gla": "gd", "gle": "ga", "glg": "gl", "glv": "gv", "grn": "gn", "guj": "gu", "hat": "ht",
+            "hau": "ha", "heb": "he", "her": "hz", "hin": "hi", "hmo": "ho", "hrv": "hr", "hun": "hu", "hye": "hy",
+            "ibo": "ig", "ido": "io", "iii": "ii", "iku": "iu", "ile": "ie", "ina": "ia", "ind": "id", "ipk": "ik",
+            "isl": "is", "ita": "it", "jav": "jv", "jpn": "ja", "kal": "kl", "kan": "kn", "kas": "ks", "kat": "ka",
+            "kau": "kr", "kaz": "kk", "khm": "km", "kik": "ki", "kin": "rw", "kir": "ky", "kom": "kv", "kon": "kg",
+            "kor": "ko", "kua": "kj", "kur": "ku", "lao": "lo", "lat": "la", "lav": "lv", "lim": "li", "lin": "ln",
+            "lit": "lt", "ltz": "lb", "lub": "lu", "lug": "lg", "mah": "mh", "mal": "ml", "mar": "mr", "mkd": "mk",
+            "mlg": "mg", "mlt": "mt", "mon": "mn", "mri": "mi", "msa": "ms", "mya": "my", "nau": "na", "nav": "nv",
+            "nbl": "nr", "nde": "nd", "ndo": "ng", "nep": "ne", "nld": "nl", "nno": "nn", "nob": "nb", "nor": "no",
+            "nya": "ny", "oci": "oc", "oji": "oj", "ori": "or", "orm": "om", "oss": "os", "pan": "pa", "pli": "pi",
+            "pol": "pl", "por": "pt", "pus": "ps", "que": "qu", "roh": "rm", "ron": "ro", "run": "rn", "rus": "ru",
+            "sag": "sg", "san": "sa", "sin": "si", "slk": "sk", "slv": "sl", "sme": "se", "smo": "sm", "sna": "sn",
+            "snd": "sd", "som": "so", "sot": "st", "spa": "es", "sqi": "sq", "srd": "sc", "srp": "sr", "ssw": "ss",
+            "sun": "su", "swa": "sw", "swe": "sv", "tah": "ty", "tam": "ta", "tat": "tt", "tel": "te", "tgk": "tg",
+            "tgl": "tl", "tha": "th", "tir": "ti", "ton": "to", "tsn": "tn", "tso": "ts", "tuk": "tk", "tur": "tr",
+            "twi": "tw", "uig": "ug", "ukr": "uk", "urd": "ur", "uzb": "uz", "ven": "ve", "vie": "vi", "vol": "vo",
+            "wln": "wa", "wol": "wo", "xho": "xh", "yid": "yi", "yor": "yo", "zha": "za", "zho": "zh", "zul": "zu",
         ]
 
         /// A stream with no tags and no flags.
@@ -118,31 +152,31 @@ public struct MediaProbe: Sendable, Hashable {
 
     /// Reads `ffprobe -print_format json -show_format -show_streams` output; liberal about missing fields.
     public init(ffprobeJSON data: Data) throws {
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard let root = (try? JSONValue(parsing: String(decoding: data, as: UTF8.self)))?.objectValue else {
             throw CastMediaServerError(.invalidMedia, "ffprobe's answer is not JSON")
         }
-        let format = root["format"] as? [String: Any] ?? [:]
-        formatNames = (format["format_name"] as? String)?.split(separator: ",").map(String.init) ?? []
+        let format = root["format"]?.objectValue ?? [:]
+        formatNames = format["format_name"]?.stringValue?.split(separator: ",").map(String.init) ?? []
         duration = Self.number(format["duration"]).flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
-        streams = (root["streams"] as? [[String: Any]] ?? []).enumerated().map { position, fields in
-            let kind = Stream.Kind(rawValue: fields["codec_type"] as? String ?? "") ?? .other
+        streams = (root["streams"]?.arrayValue ?? []).compactMap(\.objectValue).enumerated().map { position, fields in
+            let kind = Stream.Kind(rawValue: fields["codec_type"]?.stringValue ?? "") ?? .other
             var stream = Stream(
                 index: Self.number(fields["index"]).map { Int($0) } ?? position,
                 kind: kind,
-                codec: (fields["codec_name"] as? String ?? "unknown").lowercased()
+                codec: (fields["codec_name"]?.stringValue ?? "unknown").lowercased()
             )
-            stream.profile = fields["profile"] as? String
+            stream.profile = fields["profile"]?.stringValue
             stream.level = Self.number(fields["level"]).map { Int($0) }
-            stream.pixelFormat = fields["pix_fmt"] as? String
+            stream.pixelFormat = fields["pix_fmt"]?.stringValue
             stream.width = Self.number(fields["width"]).map { Int($0) }
             stream.height = Self.number(fields["height"]).map { Int($0) }
             stream.channels = Self.number(fields["channels"]).map { Int($0) }
-            let tags = (fields["tags"] as? [String: Any] ?? [:]).reduce(into: [String: String]()) { tags, tag in
-                if let value = tag.value as? String { tags[tag.key.lowercased()] = value }
+            let tags = (fields["tags"]?.objectValue ?? [:]).reduce(into: [String: String]()) { tags, tag in
+                if let value = tag.value.stringValue { tags[tag.key.lowercased()] = value }
             }
             stream.language = tags["language"].flatMap { $0.isEmpty || $0 == "und" ? nil : $0 }
             stream.title = tags["title"].flatMap { $0.isEmpty ? nil : $0 }
-            let disposition = fields["disposition"] as? [String: Any] ?? [:]
+            let disposition = fields["disposition"]?.objectValue ?? [:]
             stream.isDefault = Self.number(disposition["default"]) == 1
             stream.isAttachedPicture = Self.number(disposition["attached_pic"]) == 1
             return stream
@@ -153,11 +187,12 @@ public struct MediaProbe: Sendable, Hashable {
     }
 
     /// ffprobe writes numbers as JSON numbers or as strings, depending on the field.
-    private static func number(_ value: Any?) -> Double? {
+    private static func number(_ value: JSONValue?) -> Double? {
         switch value {
-        case let number as NSNumber: return number.doubleValue
-        case let text as String: return Double(text)
-        default: return nil
+        case .number(let number): number
+        case .string(let text): Double(text)
+        case .bool(let flag): flag ? 1 : 0
+        default: nil
         }
     }
 }

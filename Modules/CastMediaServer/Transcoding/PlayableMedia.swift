@@ -1,4 +1,16 @@
+import CastTransport
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A local file made ready for one device: served as is, or as HLS transcoded on demand, with the text subtitles
 /// inside it served as WebVTT. Made by ``MediaServer/sharePlayable(file:device:mode:options:)``.
@@ -47,7 +59,7 @@ extension MediaServer {
         mode: TranscodeMode = .auto,
         options: TranscodeOptions = TranscodeOptions()
     ) async throws -> PlayableMedia {
-        let name = (file as NSString).lastPathComponent
+        let name = LocalFiles.lastComponent(of: file)
         guard mode != .never else {
             let media = try share(file: file)
             return PlayableMedia(media: media, probe: nil, plan: nil, transcoder: nil, subtitles: [])
@@ -98,15 +110,16 @@ extension MediaServer {
     /// ffprobe next to a given ffmpeg path, or by name.
     private static func sibling(_ tool: String, of ffmpeg: String) -> String {
         guard ffmpeg.contains("/") else { return tool }
-        return ((ffmpeg as NSString).deletingLastPathComponent as NSString).appendingPathComponent(tool)
+        return LocalFiles.path(tool, in: LocalFiles.directory(of: ffmpeg))
     }
 
     private static func checkContainerWithoutProbe(file: String, name: String) throws {
-        guard let handle = FileHandle(forReadingAtPath: file) else {
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
             throw CastMediaServerError(.notShareable, "\(file): cannot be read")
         }
-        defer { try? handle.close() }
-        let prefix = [UInt8]((try? handle.read(upToCount: MediaSniffer.prefixLength)) ?? Data())
+        defer { close(descriptor) }
+        let prefix = OpenedFile.readPrefix(descriptor)
         let container = MediaSniffer.sniff(prefix)?.container
         let playable: Set<SniffedMedia.Container> = [.mp4, .webm, .mp3, .aac, .flac, .ogg, .wav, .hls]
         if let container, !playable.contains(container) {

@@ -3,8 +3,13 @@ import CastMedia
 import CastMediaServer
 import CastSession
 import CastTransport
-import Foundation
 import OpenAPIRuntime
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Conversions between the library's values and the API's schemas (`openapi.yaml`).
 enum APIModel {

@@ -1,6 +1,11 @@
-import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Answers what fails before or outside an operation's handler — a body that is not JSON, a missing field, a
 /// wrong type, a path parameter outside its enum — as an RFC 9457 problem (400), not as an empty 500.

@@ -1,10 +1,16 @@
 import CastDiscovery
+import CastLogging
 import CastMedia
 import CastMediaServer
 import CastSession
-import Foundation
 import NIOPosix
 import OpenAPIRuntime
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The operations of `openapi.yaml`, answered by a ``DeviceHub``. Every failure is answered as an RFC 9457
 /// problem document carrying the failing module's error code.
@@ -160,7 +166,7 @@ struct ServiceAPI: APIProtocol {
     }
 
     func streamEvents(_ input: Operations.StreamEvents.Input) async throws -> Operations.StreamEvents.Output {
-        let lastID = input.headers.lastEventID.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let lastID = input.headers.lastEventID.flatMap { Int($0.trimmingWhitespace()) }
         let stream = ServerSentEventStream(events: hub.events(after: lastID))
         return .ok(.init(body: .textEventStream(HTTPBody(stream, length: .unknown, iterationBehavior: .single))))
     }

@@ -1,7 +1,13 @@
-import Foundation
+import CastLogging
 import HTTPTypes
 import Hummingbird
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// What every request passes before the API sees it, in this order: the client's rate limit (so guessing tokens
 /// is limited too), the bearer token when tokens are configured, and the body size limit. Each refusal is an
@@ -65,7 +71,7 @@ struct AccessMiddleware: RouterMiddleware {
     /// The token of an `Authorization: Bearer TOKEN` header (the scheme is case-insensitive, RFC 6750).
     static func bearerToken(_ header: String?) -> String? {
         guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
-        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        let token = String(header.dropFirst(7).trimmingWhitespace())
         return token.isEmpty ? nil : token
     }
 

@@ -1,5 +1,11 @@
+import CastLogging
 import CastTransport
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A command message from an MQTT command topic: the HTTP API's request body with a `command` member naming the
 /// operation (`{"command":"load","url":"https://…"}`, `{"command":"volume","level":0.3}`), or a bare command
@@ -34,7 +40,7 @@ struct MQTTCommand: Sendable {
     ///
     /// - Throws: ``CastServiceError/Code/invalidRequest`` naming the field that is missing or wrong.
     init(payload: [UInt8]) throws(CastServiceError) {
-        let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(String(decoding: payload, as: UTF8.self).trimmingWhitespace())
         let json: JSONValue
         if text.hasPrefix("{") {
             guard let parsed = try? JSONValue(parsing: text), parsed.objectValue != nil else {

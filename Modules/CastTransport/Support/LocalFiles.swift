@@ -9,7 +9,8 @@ import Darwin
 /// Small POSIX file helpers the modules and apps of this package share (state files, caches, certificates),
 /// so none of them needs Foundation for a read or a `mkdir -p`.
 package enum LocalFiles {
-    /// The whole file, or `nil` when it cannot be opened; reading stops with `nil` past `limit` bytes.
+    /// The whole file, or `nil` when it cannot be opened or read (`errno` says why); reading stops with `nil` past
+    /// `limit` bytes.
     package static func read(_ path: String, limit: Int = .max) -> [UInt8]? {
         guard let file = fopen(path, "r") else { return nil }
         defer { fclose(file) }
@@ -17,7 +18,10 @@ package enum LocalFiles {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
+            if count <= 0 {
+                if ferror(file) != 0 { return nil }
+                break
+            }
             bytes += buffer[0..<count]
             if bytes.count > limit { return nil }
         }
@@ -63,5 +67,51 @@ package enum LocalFiles {
             if written <= 0 { return }
             offset += written
         }
+    }
+}
+
+extension LocalFiles {
+    /// The last component of `path` (`/a/b.mp4` → `b.mp4`), trailing slashes ignored: NSString's
+    /// `lastPathComponent`.
+    package static func lastComponent(of path: String) -> String {
+        let trimmed = withoutTrailingSlashes(path)
+        guard trimmed != "/", let slash = trimmed.lastIndex(of: "/") else { return trimmed }
+        return String(trimmed[trimmed.index(after: slash)...])
+    }
+
+    /// `path` without its last component (`/a/b.mp4` → `/a`, `/a` → `/`, `b.mp4` → empty): NSString's
+    /// `deletingLastPathComponent`.
+    package static func directory(of path: String) -> String {
+        let trimmed = withoutTrailingSlashes(path)
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        let parent = withoutTrailingSlashes(String(trimmed[..<slash]))
+        return parent.isEmpty ? "/" : parent
+    }
+
+    /// The extension of the last component without its dot (`/a/b.tar.gz` → `gz`), empty when it has none (a
+    /// leading dot starts a name, not an extension): NSString's `pathExtension`.
+    package static func fileExtension(of path: String) -> String {
+        let name = lastComponent(of: path)
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...])
+    }
+
+    /// The last component without its extension (`/a/b.mp4` → `b`).
+    package static func baseName(of path: String) -> String {
+        let name = lastComponent(of: path)
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
+    /// `name` inside `directory`, with one slash between them: NSString's `appendingPathComponent`.
+    package static func path(_ name: String, in directory: String) -> String {
+        guard !directory.isEmpty else { return name }
+        return withoutTrailingSlashes(directory) == "/" ? "/" + name : withoutTrailingSlashes(directory) + "/" + name
+    }
+
+    private static func withoutTrailingSlashes(_ path: String) -> String {
+        var result = Substring(path)
+        while result.count > 1, result.hasSuffix("/") { result = result.dropLast() }
+        return String(result)
     }
 }
