@@ -31,7 +31,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        // Without its default BinaryDelimitedStreams trait (Foundation's InputStream/OutputStream), which would make
+        // classic Foundation visible to every module that imports SwiftProtobuf.
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", exact: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),

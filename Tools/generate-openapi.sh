@@ -18,6 +18,11 @@ out=$(mktemp -d)
 trap 'rm -rf "$out" "$out.log"' EXIT
 "$generator" generate Modules/CastService/openapi.yaml \
     --config Modules/CastService/openapi-generator-config.yaml --output-directory "$out" > "$out.log" 2>&1 || { cat "$out.log"; exit 1; }
+# The generator imports URL, Data and Date from classic Foundation, which would link ICU's data into the binary;
+# FoundationEssentials has all three.
+for file in "$out"/*.swift; do
+    sed -i -e 's/\bFoundation\.\(URL\|Data\|Date\)\b/FoundationEssentials.\1/g' "$file"
+done
 if [ "${1:-}" = "--check" ]; then
     diff -ru Modules/CastService/Generated "$out"
     echo "generated OpenAPI code is fresh"

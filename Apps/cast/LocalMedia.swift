@@ -54,7 +54,7 @@ enum PlaySource: Equatable {
                 let type = MediaSniffer.mimeType(forExtension: String(name[name.index(after: dot)...])) ?? ""
                 return type.hasPrefix("video/") || type.hasPrefix("audio/")
             }
-            .sorted { $0.compare($1, options: [.numeric, .caseInsensitive]) == .orderedAscending }
+            .sorted { ($0.naturalSortKey, $0) < ($1.naturalSortKey, $1) }
         guard !names.isEmpty else { throw CLIError(.usage, "\(path): no media files in this folder") }
         return names.map { .file(path: path + "/" + $0, title: nil) }
     }

@@ -1,3 +1,5 @@
+import CastTransport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -81,14 +83,10 @@ struct DeviceRegistry: Sendable {
     }
 
     static func dialogOrder(_ lhs: CastDevice, _ rhs: CastDevice) -> Bool {
-        let options: String.CompareOptions = [.caseInsensitive, .diacriticInsensitive, .numeric, .widthInsensitive]
-        switch lhs.friendlyName.compare(rhs.friendlyName, options: options) {
-        case .orderedAscending: return true
-        case .orderedDescending: return false
-        case .orderedSame:
-            if lhs.friendlyName != rhs.friendlyName { return lhs.friendlyName < rhs.friendlyName }
-            return lhs.id < rhs.id
-        }
+        let (left, right) = (lhs.friendlyName.naturalSortKey, rhs.friendlyName.naturalSortKey)
+        if left != right { return left < right }
+        if lhs.friendlyName != rhs.friendlyName { return lhs.friendlyName < rhs.friendlyName }
+        return lhs.id < rhs.id
     }
 
     // MARK: - Changes

@@ -232,7 +232,7 @@ struct MediaFetcher: Sendable {
     /// `reference` resolved against `base` (absolute, root-relative or relative).
     func resolve(_ reference: String, against base: String) -> String {
         if reference.contains("://") { return reference }
-        let schemeEnd = base.range(of: "://").map { base.distance(from: base.startIndex, to: $0.upperBound) } ?? 0
+        let schemeEnd = base.firstRange(of: "://").map { base.distance(from: base.startIndex, to: $0.upperBound) } ?? 0
         let afterScheme = base.dropFirst(schemeEnd)
         let authority = afterScheme.prefix { $0 != "/" }
         if reference.hasPrefix("/") { return base.prefix(schemeEnd) + authority + reference }

@@ -62,7 +62,7 @@ public struct MQTTBrokerOptions: Sendable, Equatable {
             httpStatus: 500,
             field: "broker"
         )
-        guard let schemeEnd = url.range(of: "://") else { throw invalid }
+        guard let schemeEnd = url.firstRange(of: "://") else { throw invalid }
         let scheme = url[..<schemeEnd.lowerBound].lowercased()
         var rest = Substring(url[schemeEnd.upperBound...])
         if scheme == "unix" {
