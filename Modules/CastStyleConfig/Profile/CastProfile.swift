@@ -63,8 +63,8 @@
 /// - `logging`: `level` — `trace` … `critical` or `off` (`info`) → `LogFilter.minimumLevel` / `isDisabled`;
 ///   `inherit` — boolean (`true`: keep the base profile's rules and patterns); up to 256 `category` children
 ///   with `pattern` (a glob such as `CastSession*`) and `level`, both required → `LogFilter.categoryLevels`; then
-///   up to 64 `message` children with `pattern` (an ICU regular expression, required) and `caseInsensitive`
-///   (`false`) → `LogFilter.messagePatterns`.
+///   up to 64 `message` children with `pattern` (a Swift `Regex`, the ICU/PCRE-style syntax; required) and
+///   `caseInsensitive` (`false`) → `LogFilter.messagePatterns`.
 /// - `style`: `path` (required) — a path relative to this document (the built-in style) →
 ///   ``ResolvedProfile/style``.
 /// - `daemon` (castd): `listen` — `HOST:PORT` (`127.0.0.1:8765`); `requestsPerSecond` — a positive number or
