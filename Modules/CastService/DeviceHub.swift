@@ -211,6 +211,8 @@ public final class DeviceHub: Sendable {
             defer { state.links = [:] }
             return (Array(state.links.values), state.task)
         }
+        // Starts still connecting end now, and so do the children waiting for them.
+        for link in links { link.started.withLockedValue { $0?.cancel() } }
         background.finish()
         task?.cancel()
         await task?.value

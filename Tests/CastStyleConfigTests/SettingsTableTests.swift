@@ -42,12 +42,7 @@ struct SettingsTableTests {
             return "| `\(key.key)` / `\(key.environmentVariable)` | `\(key.element)@\(key.attribute)` | \(flag) | "
                 + "\(key.syntax) | `\(key.defaultValue)` | \(key.summary) |"
         }
-        let readme = try #require(Self.read(repositoryRoot + "/Modules/CastStyleConfig/README.md"))
-        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let start = lines.firstIndex { $0.hasPrefix("| `\(ProfileResolver.keys[0].key)` ") } ?? lines.endIndex
-        let documented = Array(lines[start..<min(start + rows.count, lines.endIndex)])
-        let matches = documented == rows
-        #expect(matches, "README.md's rows should be:\n\(rows.joined(separator: "\n"))")
+        try Self.expectReadme(rows)
     }
 
     @Test("the README's list rows are generated from the list table, and the lists' keys are known overrides")
@@ -57,12 +52,7 @@ struct SettingsTableTests {
             return "| `\(list.key)`\(environment) | \(list.profilePath) | \(list.flag.map { "`\($0)`" } ?? "—") | "
                 + "\(list.syntax) | none | \(list.summary) |"
         }
-        let readme = try #require(Self.read(repositoryRoot + "/Modules/CastStyleConfig/README.md"))
-        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let start = lines.firstIndex { $0.hasPrefix("| `\(ProfileResolver.lists[0].key)`") } ?? lines.endIndex
-        let documented = Array(lines[start..<min(start + rows.count, lines.endIndex)])
-        let matches = documented == rows
-        #expect(matches, "README.md's list rows should be:\n\(rows.joined(separator: "\n"))")
+        try Self.expectReadme(rows)
         #expect(Set(ProfileResolver.lists.map(\.key)).isDisjoint(with: ProfileResolver.keys.map(\.key)))
         // Every list with an environment variable takes a command-line override under its key too.
         let samples = ["staticDevices": "192.0.2.7:8009=Lab", "logging.filter": "Cast*=debug"]
@@ -72,6 +62,20 @@ struct SettingsTableTests {
             let rowKey = list.key == "logging.filter" ? "logging.category" : "staticDevices.device"
             #expect(resolved.provenance.contains { $0.key == rowKey }, "\(list.key)")
         }
+    }
+
+    /// Expects the module README to hold `rows`, one after the other, from the line of the first row's key.
+    private static func expectReadme(_ rows: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let readme = try #require(read(repositoryRoot + "/Modules/CastStyleConfig/README.md"))
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let key = rows[0].split(separator: "`")[1]
+        let start = lines.firstIndex { $0.hasPrefix("| `\(key)`") } ?? lines.endIndex
+        let documented = Array(lines[start..<min(start + rows.count, lines.endIndex)])
+        #expect(
+            documented == rows,
+            "README.md's rows should be:\n\(rows.joined(separator: "\n"))",
+            sourceLocation: sourceLocation
+        )
     }
 
     private static func read(_ path: String) -> String? {

@@ -458,6 +458,27 @@ struct TLSClientInteropTests {
         await raw.close()
     }
 
+    /// Cancelling a connect that waits for a silent peer's handshake ends it at once with `CancellationError`,
+    /// not at the connect timeout: what lets a session or castd's hub end while a device does not answer.
+    @Test func cancellingAConnectEndsItAtOnce() async throws {
+        let raw = try await RawTCPServer.start(.silent)
+        var configuration = TransportTestKit.quietClientConfiguration()
+        configuration.connectTimeout = .seconds(3600)
+        let port = raw.port
+        let attempt = Task {
+            try await CastConnection.connect(host: "127.0.0.1", port: port, configuration: configuration)
+        }
+        // The TLS handshake is under way once the ClientHello arrives.
+        try await withDeadline(.seconds(60), "the ClientHello to reach the silent peer") {
+            while raw.captured.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        attempt.cancel()
+        try await withDeadline(.seconds(60), "the cancelled connect to return") {
+            await #expect(throws: CancellationError.self) { try await attempt.value }
+        }
+        await raw.close()
+    }
+
     @Test func closedPortIsConnectFailed() async throws {
         let port = InteropKit.closedPort
         await expectTransportError(.connectFailed) {

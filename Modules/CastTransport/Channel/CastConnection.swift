@@ -237,15 +237,18 @@ public final class CastConnection: Sendable {
             }
         let channel: any Channel
         let (host, port) = state.withLockedValue { ($0.host, $0.port) }
-        do {
-            // An address needs no resolver (getaddrinfo on another thread) and no happy-eyeballs race.
+        // An address needs no resolver (getaddrinfo on another thread) and no happy-eyeballs race.
+        let connecting =
             if let address = try? SocketAddress(ipAddress: host, port: port) {
-                channel = try await bootstrap.connect(to: address).get()
+                bootstrap.connect(to: address)
             } else {
-                channel = try await bootstrap.connect(host: host, port: port).get()
+                bootstrap.connect(host: host, port: port)
             }
+        do {
+            channel = try await Self.cancellably(connecting, on: eventLoop)
         } catch {
             handshake.fail(error)
+            if error is CancellationError { throw error }
             var failure = CastTransportError(
                 .connectFailed,
                 "cannot connect to \(host):\(port): \(error)",
@@ -255,9 +258,15 @@ public final class CastConnection: Sendable {
             throw failure
         }
         do {
-            try await handshake.futureResult.get()
+            // Cancelling closes the channel, which fails the handshake at once.
+            try await withTaskCancellationHandler {
+                try await handshake.futureResult.get()
+            } onCancel: {
+                channel.close(promise: nil)
+            }
         } catch {
             try? await channel.close()
+            if Task.isCancelled { throw CancellationError() }
             throw error as? CastTransportError
                 ?? CastTransportError(.tlsHandshakeFailed, "TLS failed", cause: error)
         }
@@ -275,6 +284,29 @@ public final class CastConnection: Sendable {
         lifecycle.yield(.connected)
         for endpoint in endpoints {
             try await send(namespace: CastNamespace.connection, to: endpoint, payload: connectPayload)
+        }
+    }
+
+    /// Waits for a TCP connect, or throws `CancellationError` as soon as the task is cancelled (a connect cannot
+    /// be withdrawn; a channel that arrives after that is closed).
+    private static func cancellably(
+        _ connecting: EventLoopFuture<any Channel>,
+        on eventLoop: any EventLoop
+    ) async throws -> any Channel {
+        let outcome = eventLoop.makePromise(of: (any Channel).self)
+        connecting.whenComplete { result in
+            switch result {
+            case .success(let channel):
+                outcome.succeed(channel)  // no effect once cancelled: then nobody takes the channel
+                outcome.futureResult.whenFailure { _ in channel.close(promise: nil) }
+            case .failure(let error):
+                outcome.fail(error)
+            }
+        }
+        return try await withTaskCancellationHandler {
+            try await outcome.futureResult.get()
+        } onCancel: {
+            outcome.fail(CancellationError())
         }
     }
 
