@@ -147,7 +147,7 @@ struct AddressScanTests {
         try await withCastReceiverEmulator(devices: [configuration]) { emulator in
             let device = emulator.devices[0]
             let port = try #require(device.eurekaPort)
-            let info = try await EurekaInfo.fetch(host: "127.0.0.1", port: port)
+            let info = try await EurekaInfo.fetch(host: "127.0.0.1", port: port, timeout: .seconds(20))
             #expect(info.friendlyName == "Eureka TV")
             #expect(info.deviceID == configuration.id)
             #expect(info.modelName == "Chromecast")
@@ -185,7 +185,7 @@ struct AddressScanTests {
                     ]
                 ]
             }
-            let grouped = try await EurekaInfo.fetch(host: "127.0.0.1", port: port)
+            let grouped = try await EurekaInfo.fetch(host: "127.0.0.1", port: port, timeout: .seconds(20))
             #expect(
                 grouped.groups == [.init(name: "Upstairs", id: "123456789abcdef0123456789abcdef0", castPort: 40000)]
             )

@@ -119,12 +119,12 @@ import Testing
     }
 
     @Test func aRequestWaitingForAResumeHonoursItsTimeout() async throws {
-        // A short request timeout (a wall-clock deadline, yet long enough for the session to start on a busy
-        // machine); the session stays suspended until the test lets it resume, long after.
+        // A request timeout (a wall-clock deadline, long enough for the session to start and load on a saturated
+        // machine: 3 s was not); the session stays suspended until the test lets it resume, long after.
         let sleeper = GatedSleeper()
         let options: (inout CastOptions) -> Void = {
             $0.requestsWaitWhileSuspended = true
-            $0.requestTimeout = .seconds(3)
+            $0.requestTimeout = .seconds(10)
         }
         try await withStartedSession(options: options, sleep: sleeper.sleep) { fixture in
             let client = fixture.client

@@ -155,6 +155,10 @@ public final class CastSession: Sendable {
             state.task = task
             state.messageHandler = messageHandler
         }
+        // A drop between the session's start and the subscription above came as an event nobody read.
+        if !connection.isConnected, let code = connection.lastDropCode {
+            startInBackground(.suspend(code == .heartbeatTimeout ? .heartbeatTimeout : .networkLost))
+        }
         reportDeviceAuthentication(connection.deviceAuthentication)
         connectChannels()
         refreshMultizoneStatus()
@@ -245,6 +249,9 @@ public final class CastSession: Sendable {
     // MARK: - Suspension and resumption
 
     private func suspend(reason: SuspendReason) async {
+        // A drop reported twice (its event, and the check at attach) suspends once; one from before a completed
+        // reconnection is stale.
+        guard !connection.isConnected else { return }
         let proceed = state.withLockedValue { state -> Bool in
             guard state.connectionState == .connected, !state.isEnding else { return false }
             state.connectionState = .suspended

@@ -118,6 +118,9 @@ public final class CastConnection: Sendable {
         /// Where the peer is: set at connect, moved by ``reconnect(toHost:port:)``.
         var host: String
         var port: Int
+        /// Why the transport last ended other than by our own close (``CastConnectionEvent/disconnected(_:)``'s
+        /// code).
+        var lastDropCode: CastTransportError.Code?
     }
 
     /// The peer's host name or address (a speaker group's moves with its leader: see ``reconnect(toHost:port:)``).
@@ -480,6 +483,7 @@ public final class CastConnection: Sendable {
         let (wasCurrent, closedByUs) = state.withLockedValue { state -> (Bool, Bool) in
             guard let current = state.channel, let channel, current === channel else { return (false, state.isClosed) }
             state.channel = nil
+            if !state.isClosed { state.lastDropCode = error?.code ?? .connectionClosed }
             return (true, state.isClosed)
         }
         guard wasCurrent || closedByUs else { return }
@@ -543,6 +547,10 @@ public final class CastConnection: Sendable {
 
     /// Whether the transport is currently up.
     public var isConnected: Bool { state.withLockedValue { $0.channel?.isActive ?? false } }
+
+    /// Why the transport last dropped (not by our own close), for a layer that subscribes to ``events()`` after
+    /// the drop may already have happened: it then learns the reason it missed.
+    package var lastDropCode: CastTransportError.Code? { state.withLockedValue { $0.lastDropCode } }
 
     /// The endpoints we hold virtual connections to, in the order they were opened.
     public var virtualConnections: [String] { state.withLockedValue { $0.endpoints } }
