@@ -67,6 +67,9 @@ import Testing
         var options = ScreenMirror.Options()
         options.video = video ? .testPattern() : nil
         options.audio = audio ? .testPattern() : nil
+        // Frames are pushed as fast as they arrive, and a sender refuses one when more than half the target delay
+        // is unacknowledged; 2 s (not 400 ms) leaves a saturated machine's late acknowledgements room.
+        options.targetDelay = .seconds(2)
         return ScreenMirror(options: options).offer()
     }
 
