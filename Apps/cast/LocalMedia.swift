@@ -54,7 +54,7 @@ enum PlaySource: Equatable {
                 let type = MediaSniffer.mimeType(forExtension: String(name[name.index(after: dot)...])) ?? ""
                 return type.hasPrefix("video/") || type.hasPrefix("audio/")
             }
-            .sorted { ($0.naturalSortKey, $0) < ($1.naturalSortKey, $1) }
+            .map { ($0.naturalSortKey, $0) }.sorted(by: <).map(\.1)  // each name folded once
         guard !names.isEmpty else { throw CLIError(.usage, "\(path): no media files in this folder") }
         return names.map { .file(path: path + "/" + $0, title: nil) }
     }

@@ -88,7 +88,7 @@ public struct AddressScanner: Sendable {
         for device in found.joined() where byID[device.id] == nil || byID[device.id]?.isGroup == true {
             byID[device.id] = device
         }
-        return byID.values.sorted(by: DeviceRegistry.dialogOrder)
+        return DeviceRegistry.dialogOrdered(byID.values)
     }
 
     /// Asks a device known by address (a static host) what it is, as ``scan(_:)`` does, keeping its id:

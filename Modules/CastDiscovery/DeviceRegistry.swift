@@ -66,7 +66,7 @@ struct DeviceRegistry: Sendable {
 
     /// The listed devices, sorted as the Cast dialog sorts them: by friendly name, ignoring case and diacritics,
     /// with numbers compared as numbers ("TV 2" before "TV 10").
-    var devices: [CastDevice] { visible.values.sorted(by: Self.dialogOrder) }
+    var devices: [CastDevice] { Self.dialogOrdered(visible.values) }
 
     /// Whether any device is listed.
     var isEmpty: Bool { visible.isEmpty }
@@ -82,11 +82,18 @@ struct DeviceRegistry: Sendable {
         availability[deviceID]?[applicationID]
     }
 
-    static func dialogOrder(_ lhs: CastDevice, _ rhs: CastDevice) -> Bool {
-        let (left, right) = (lhs.friendlyName.naturalSortKey, rhs.friendlyName.naturalSortKey)
-        if left != right { return left < right }
-        if lhs.friendlyName != rhs.friendlyName { return lhs.friendlyName < rhs.friendlyName }
-        return lhs.id < rhs.id
+    /// `devices` in the Cast dialog's order: by friendly name's natural sort key, then by name, then by id. Each
+    /// name is folded once, not once per comparison.
+    static func dialogOrdered(_ devices: some Sequence<CastDevice>) -> [CastDevice] {
+        devices.map { (key: $0.friendlyName.naturalSortKey, device: $0) }
+            .sorted { lhs, rhs in
+                if lhs.key != rhs.key { return lhs.key < rhs.key }
+                if lhs.device.friendlyName != rhs.device.friendlyName {
+                    return lhs.device.friendlyName < rhs.device.friendlyName
+                }
+                return lhs.device.id < rhs.device.id
+            }
+            .map(\.device)
     }
 
     // MARK: - Changes
