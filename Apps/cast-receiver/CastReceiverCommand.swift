@@ -427,15 +427,14 @@ struct CastReceiverCommand: AsyncParsableCommand {
         return advertisement
     }
 
-    /// SIGUSR1 moves the group's leader (for scripts and tests that decide when).
-    private static func movesLeaderOnSIGUSR1(_ group: EmulatedGroup, publisher: DevicePublisher?)
-        -> any DispatchSourceSignal
-    {
-        signal(SIGUSR1, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
-        source.setEventHandler { Task { await moveLeader(of: group, publisher: publisher) } }
-        source.resume()
-        return source
+    /// SIGUSR1 moves the group's leader (for scripts and tests that decide when), until the task is cancelled.
+    private static func movesLeaderOnSIGUSR1(_ group: EmulatedGroup, publisher: DevicePublisher?) -> Task<Void, Never> {
+        ProcessSignals.shared.catch([SIGUSR1])
+        return Task {
+            while await ProcessSignals.shared.next(among: [SIGUSR1]) != nil {
+                await moveLeader(of: group, publisher: publisher)
+            }
+        }
     }
 
     /// `--group-leader-moves-after`: elects the next leader, says where the group went and re-advertises it there.

@@ -219,14 +219,22 @@ public struct CastServiceServer: Sendable {
             .init(service: http), .init(service: HubService(hub: hub)),
         ]
         if let bridge { services.append(.init(service: BridgeService(bridge: bridge))) }
+        // The signals are caught here rather than by the group, whose Dispatch sources start catching only later,
+        // on another thread: a SIGTERM right after the service said it was listening could be lost.
+        let numbers = Set(signals.map(\.rawValue))
+        ProcessSignals.shared.catch(Array(numbers))
         let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: services,
-                gracefulShutdownSignals: signals,
-                logger: logger
-            )
+            configuration: ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [], logger: logger)
         )
-        try await group.run()
+        try await withThrowingDiscardingTaskGroup { tasks in
+            if !numbers.isEmpty {
+                tasks.addTask {
+                    if await ProcessSignals.shared.next(among: numbers) != nil { await group.triggerGracefulShutdown() }
+                }
+            }
+            try await group.run()
+            tasks.cancelAll()
+        }
     }
 }
 

@@ -53,6 +53,9 @@ enum Build {
     /// The `cast-receiver` executable.
     static var castReceiver: String { productsDirectory.appendingPathComponent("cast-receiver").path }
 
+    /// The `castd` executable.
+    static var castd: String { productsDirectory.appendingPathComponent("castd").path }
+
     /// The package root (for `.build/discovery-venv`).
     static var packageRoot: URL {
         var url = URL(fileURLWithPath: #filePath)
