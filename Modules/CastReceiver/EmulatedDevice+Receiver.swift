@@ -147,6 +147,7 @@ extension EmulatedDevice {
         }
         state.mediaTimer?.cancel()
         state.mediaTimer = nil
+        state.mediaTimerDeadline = nil
         let sessionID = configuration.sessionIDGenerator()
         state.running = RunningApp(
             app: .backdrop,

@@ -53,6 +53,8 @@ public final class EmulatedDevice: Sendable {
         /// Connections the drop faults ended so far (against ``FaultInjection/dropLimit``).
         var drops = 0
         var mediaTimer: CastTimer?
+        /// When ``mediaTimer`` fires (emulator seconds); `nil` when none is armed.
+        var mediaTimerDeadline: Double?
         /// The last media fetch started (``DeviceConfiguration/fetchesMedia``): each waits for the one before,
         /// so requests reach the player in the order they arrived.
         var lastFetch: Task<Void, Never>?
@@ -245,6 +247,7 @@ public final class EmulatedDevice: Sendable {
                 state.peers = [:]
                 state.mediaTimer?.cancel()
                 state.mediaTimer = nil
+                state.mediaTimerDeadline = nil
             }
             return (state.server, Array(state.peers.values), state.eureka)
         }
@@ -634,12 +637,16 @@ public final class EmulatedDevice: Sendable {
     }
 
     /// Arms the clock for the player's next spontaneous transition (end of item, ad clip, preload, load).
+    ///
+    /// A timer already armed for that time or earlier is kept: it fires, advances the player (which finds
+    /// nothing due if a command moved the transition) and arms the next. Cancelling instead would search every
+    /// timer of the event loop on each PAUSE and PLAY.
     func rescheduleMedia(state: inout State, now: Double) {
-        state.mediaTimer?.cancel()
-        state.mediaTimer = nil
         guard let deadline = state.running.player?.nextDeadline(after: now) else { return }
+        if let armed = state.mediaTimerDeadline, armed <= deadline { return }
+        state.mediaTimerDeadline = deadline
         state.mediaTimer = clock.schedule(after: .emulatorSeconds(deadline - now)) { [weak self] in
-            self?.mediaTimerFired()
+            self?.mediaTimerFired(armedFor: deadline)
         }
     }
 
@@ -663,9 +670,13 @@ public final class EmulatedDevice: Sendable {
         _ = clock.schedule(after: .milliseconds(10)) { [weak self] in self?.floodTick(batch: batch) }
     }
 
-    private func mediaTimerFired() {
+    private func mediaTimerFired(armedFor deadline: Double) {
         let now = clock.now.inSeconds
         let outgoing: [Outgoing] = state.withLockedValue { state in
+            if state.mediaTimerDeadline == deadline {
+                state.mediaTimerDeadline = nil
+                state.mediaTimer = nil
+            }
             guard state.running.player != nil else { return [] }
             let deliveries = state.running.player!.advance(to: now)
             rescheduleMedia(state: &state, now: now)

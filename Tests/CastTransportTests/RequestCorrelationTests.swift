@@ -187,6 +187,31 @@ struct RouterCorrelationTests {
         #expect(try channel.finish().isClean)
     }
 
+    @Test func timeoutsAreSweptAtTheirOwnDeadlinesWhateverTheOrder() throws {
+        // One sweep timer per connection: a shorter timeout sent after a longer one arms an earlier sweep, and the
+        // sweep that finds nothing overdue arms the next for what is left.
+        let (channel, _) = try makeChannel()
+        let long = try sendRequest(channel, id: 1, timeout: .seconds(10))
+        let short = try sendRequest(channel, id: 2, timeout: .seconds(3))
+        let answered = try sendRequest(channel, id: 3, timeout: .seconds(1))
+        try channel.writeInbound(reply(3, to: "*"))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(answered.value == reply(3, to: "*"))
+        #expect(short.isPending && long.isPending)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(short.transportError?.code == .requestTimedOut)
+        #expect(long.isPending)
+        let later = try sendRequest(channel, id: 4, timeout: .seconds(20))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(6_999))
+        #expect(long.isPending)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(long.transportError?.code == .requestTimedOut)
+        #expect(later.isPending)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(13))
+        #expect(later.transportError?.code == .requestTimedOut)
+        #expect(try channel.finish().isClean)
+    }
+
     @Test func answeredRequestDoesNotTimeOutLater() throws {
         let (channel, _) = try makeChannel()
         let probe = try sendRequest(channel, id: 1, timeout: .seconds(1))

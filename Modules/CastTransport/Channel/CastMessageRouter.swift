@@ -15,6 +15,10 @@ enum RouterCommand {
 ///
 /// A reply matches its request whatever its destination (devices address replies to `*`); other messages are
 /// delivered only when addressed to an accepted destination or to `*`.
+///
+/// Timeouts are swept, not cancelled: a request keeps only its deadline, and one timer, armed for the earliest
+/// deadline, fails what is overdue when it fires. Cancelling a SwiftNIO timer searches every timer of the event
+/// loop (thousands with thousands of connections' heartbeats), which a timer per request paid on every reply.
 final class CastMessageRouter: ChannelDuplexHandler {
     typealias InboundIn = CastMessage
     typealias OutboundIn = RouterCommand
@@ -22,7 +26,8 @@ final class CastMessageRouter: ChannelDuplexHandler {
 
     private struct Outstanding {
         var promise: EventLoopPromise<CastMessage>
-        var timer: Scheduled<Void>
+        var deadline: NIODeadline
+        var namespace: String
     }
 
     private let acceptedDestinations: Set<String>?
@@ -30,6 +35,8 @@ final class CastMessageRouter: ChannelDuplexHandler {
     private let closed: (CastTransportError?) -> Void
     private let logger: Logger
     private var outstanding: [Int: Outstanding] = [:]
+    /// When the earliest sweep still to come fires; `nil` when none is armed.
+    private var nextSweep: NIODeadline?
     private var failure: CastTransportError?
     private var isClosed = false
 
@@ -59,7 +66,6 @@ final class CastMessageRouter: ChannelDuplexHandler {
             requestID = parsed.json["requestId"]?.intValue
         }
         if let requestID, requestID != 0, let entry = outstanding.removeValue(forKey: requestID) {
-            entry.timer.cancel()
             entry.promise.succeed(message)
         } else if let accepted = acceptedDestinations, message.destinationID != CastEndpoint.broadcast,
             !accepted.contains(message.destinationID)
@@ -84,22 +90,40 @@ final class CastMessageRouter: ChannelDuplexHandler {
                 promise?.fail(error)
                 return
             }
-            let timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
-                guard let self, let entry = self.outstanding.removeValue(forKey: requestID) else { return }
-                entry.promise.fail(
-                    CastTransportError(.requestTimedOut, "no reply to request \(requestID) on \(message.namespace)")
-                )
-            }
-            outstanding[requestID] = Outstanding(promise: replyPromise, timer: timer)
+            let deadline = context.eventLoop.now + timeout
+            outstanding[requestID] = Outstanding(promise: replyPromise, deadline: deadline, namespace: message.namespace)
+            armSweep(at: deadline, on: context.eventLoop)
             let writePromise = context.eventLoop.makePromise(of: Void.self)
             writePromise.futureResult.assumeIsolated().whenFailure { [weak self] error in
                 guard let self, let entry = self.outstanding.removeValue(forKey: requestID) else { return }
-                entry.timer.cancel()
                 entry.promise.fail(error)
             }
             writePromise.futureResult.cascade(to: promise)
             context.write(wrapOutboundOut(message), promise: writePromise)
         }
+    }
+
+    /// Arms a sweep for `deadline` unless one comes before it (that one re-arms for what is left).
+    private func armSweep(at deadline: NIODeadline, on eventLoop: any EventLoop) {
+        if let nextSweep, nextSweep <= deadline { return }
+        nextSweep = deadline
+        eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.sweep(armedFor: deadline, on: eventLoop)
+        }
+    }
+
+    /// Fails every request whose deadline has passed and arms the next sweep for the rest.
+    private func sweep(armedFor deadline: NIODeadline, on eventLoop: any EventLoop) {
+        if nextSweep == deadline { nextSweep = nil }
+        let now = eventLoop.now
+        let overdue = outstanding.filter { $0.value.deadline <= now }
+        for (requestID, entry) in overdue.sorted(by: { $0.key < $1.key }) {
+            outstanding[requestID] = nil
+            entry.promise.fail(
+                CastTransportError(.requestTimedOut, "no reply to request \(requestID) on \(entry.namespace)")
+            )
+        }
+        if let earliest = outstanding.values.lazy.map(\.deadline).min() { armSweep(at: earliest, on: eventLoop) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -116,10 +140,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
         let error = closedError()
         let entries = outstanding
         outstanding = [:]
-        for (_, entry) in entries {
-            entry.timer.cancel()
-            entry.promise.fail(error)
-        }
+        for (_, entry) in entries { entry.promise.fail(error) }
         closed(failure)
         context.fireChannelInactive()
     }
@@ -127,10 +148,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         let entries = outstanding
         outstanding = [:]
-        for (_, entry) in entries {
-            entry.timer.cancel()
-            entry.promise.fail(closedError())
-        }
+        for (_, entry) in entries { entry.promise.fail(closedError()) }
     }
 
     private func closedError() -> CastTransportError {

@@ -141,6 +141,8 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     }
 
     private func tick(context: ChannelHandlerContext) {
+        // Fired: nothing to cancel (a SwiftNIO cancel searches all of the event loop's timers).
+        timer = nil
         guard context.channel.isActive, let lastInbound else { return }
         let now = context.eventLoop.now
         if let deadAfter = configuration.deadAfter, now >= lastInbound + TimeAmount(deadAfter) {
