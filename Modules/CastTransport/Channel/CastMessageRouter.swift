@@ -91,7 +91,11 @@ final class CastMessageRouter: ChannelDuplexHandler {
                 return
             }
             let deadline = context.eventLoop.now + timeout
-            outstanding[requestID] = Outstanding(promise: replyPromise, deadline: deadline, namespace: message.namespace)
+            outstanding[requestID] = Outstanding(
+                promise: replyPromise,
+                deadline: deadline,
+                namespace: message.namespace
+            )
             armSweep(at: deadline, on: context.eventLoop)
             let writePromise = context.eventLoop.makePromise(of: Void.self)
             writePromise.futureResult.assumeIsolated().whenFailure { [weak self] error in
