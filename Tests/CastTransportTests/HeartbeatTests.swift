@@ -13,8 +13,11 @@ struct HeartbeatTests {
         _ configuration: HeartbeatConfiguration = HeartbeatConfiguration(),
         localID: String = "sender-0",
         peerID: String = "receiver-0",
-        activate: Bool = true
+        activate: Bool = true,
+        keepsSlack: Bool = false
     ) throws -> EmbeddedChannel {
+        var configuration = configuration
+        if !keepsSlack { configuration.timerSlack = .zero }  // every timer exact, to the millisecond
         let channel = EmbeddedChannel(
             handler: HeartbeatHandler(
                 configuration: configuration,
@@ -197,6 +200,36 @@ struct HeartbeatTests {
         try expectPing(channel)
         #expect(channel.isActive)
         #expect(try channel.finish().isClean)
+    }
+
+    @Test("Timer slack: PINGs go at the next multiple of the slack, one wake-up per interval; death is never early")
+    func slackRoundsPingsUpAndKeepsDeathExact() throws {
+        let channel = try makeChannel(keepsSlack: true)  // 250 ms
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(300))
+        try channel.writeInbound(other())
+        _ = try channel.readInbound(as: CastMessage.self)
+        // Due at 5.3 s, rounded up to 5.5 s.
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(5_199))  // t = 5.499 s
+        try expectNoOutbound(channel)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))  // t = 5.5 s
+        try expectPing(channel)
+        // The PONG 100 ms later moves the next PING's due time to 10.6 s; the timer armed for 10.5 s is within the
+        // slack of it, so it pings then instead of waking up again.
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
+        try channel.writeInbound(heartbeat("PONG", from: "receiver-0", to: "sender-0"))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(4_899))  // t = 10.499 s
+        try expectNoOutbound(channel)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        try expectPing(channel)
+        // Silent from 5.6 s on: dead at 20.6 s exactly, not at a rounded time before it.
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(4_999))  // t = 15.499 s
+        try expectNoOutbound(channel)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        try expectPing(channel)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(5_099))  // t = 20.599 s
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(151))  // t = 20.75 s, the rounded deadline
+        #expect(!channel.isActive)
     }
 
     // MARK: - Dead peer
