@@ -303,6 +303,12 @@ extension JoinRunningTests {
             #expect(playing.mediaStatus?.media?.metadata?.title == "Shared")
             #expect(!observer.isSharingSession)
             try await observer.setVolume(0.5)
+            // Our session's CLOSE and disconnect travel on its own connection, unordered with the observer's round
+            // trip: wait (bounded) for the device to have handled them.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while device.appListenerCount != 2, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
             #expect(device.appListenerCount == 2, "the phone and the observer")
             await phone.sessionManager.endSession(stopCasting: true)
             await observer.stop()

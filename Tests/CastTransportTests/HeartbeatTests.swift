@@ -232,6 +232,19 @@ struct HeartbeatTests {
         #expect(!channel.isActive)
     }
 
+    @Test("A server's timers fire half a slack off a sender's grid, so the two ends never PING at the same instant")
+    func serverSlackPhaseIsOffTheSendersGrid() throws {
+        var configuration = CastServer.Configuration().connection.heartbeat
+        #expect(configuration.slackPhase == 0.5)
+        configuration.deadAfter = nil
+        let channel = try makeChannel(configuration, localID: "receiver-0", peerID: "sender-0", keepsSlack: true)
+        // Due at 5 s; a sender's timer would fire then, a server's 125 ms later (and pings, being within the slack).
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(5_124))
+        try expectNoOutbound(channel)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        try expectPing(channel, from: "receiver-0", to: "sender-0")
+    }
+
     // MARK: - Dead peer
 
     @Test func fifteenSecondsOfSilenceClosesWithHeartbeatTimeout() throws {

@@ -30,6 +30,9 @@ public final class CastServer: Sendable {
             connection.peerID = CastEndpoint.sender
             connection.filtersByDestination = false
             connection.heartbeat = HeartbeatConfiguration(pingInterval: .seconds(5), deadAfter: .seconds(30))
+            // Half a slack off the senders' timers: the first end to PING is heard by the other before its own
+            // timer fires, so the two ends do not both PING (and PONG) in every interval.
+            connection.heartbeat.slackPhase = 0.5
             self.connection = connection
         }
     }

@@ -21,6 +21,10 @@ public struct HeartbeatConfiguration: Sendable, Hashable {
     /// a tenth of the shorter interval is used. Defaults to 250 ms; zero keeps every timer exact. Dead-peer
     /// detection is never early.
     public var timerSlack: Duration = .milliseconds(250)
+    /// Where in the slack window this end's timers fire, as a fraction of it: senders at 0, servers at 0.5, so
+    /// the two ends' timers never fire at the same instant: the first to fire PINGs, and the other, having
+    /// heard from it, does not (on one grid, both PINGed and PONGed in every interval).
+    package var slackPhase = 0.0
 
     /// The defaults: ping after 5 s of silence, dead after 15 s, answer every PING.
     public init() {}
@@ -149,7 +153,9 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         guard var next else { return }
         let slack = UInt64(max(0, self.slack))
         if slack > 0 {
-            next = .uptimeNanoseconds((next.uptimeNanoseconds + slack - 1) / slack * slack)
+            let phase = UInt64(Double(slack) * min(max(configuration.slackPhase, 0), 1))
+            let shifted = next.uptimeNanoseconds - min(phase, next.uptimeNanoseconds)
+            next = .uptimeNanoseconds((shifted + slack - 1) / slack * slack + phase)
         }
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: next) { [weak self] in
             self?.tick(context: context)
