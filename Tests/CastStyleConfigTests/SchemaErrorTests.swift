@@ -91,7 +91,10 @@ struct SchemaErrorTests {
     @Test("an unknown attribute lists the ones accepted")
     func unknownAttribute() {
         let error = violation(#"  <heartbeat interval="5s" timeout="3s"/>"#)
-        #expect(error?.message == "element 'heartbeat' has no attribute 'timeout'; it accepts interval, deadAfter")
+        #expect(
+            error?.message
+                == "element 'heartbeat' has no attribute 'timeout'; it accepts interval, deadAfter, timerSlack"
+        )
         #expect(error?.column == 28)
     }
 
@@ -178,7 +181,7 @@ struct SchemaErrorTests {
     @Test("the schema vocabulary is read from the XSDs")
     func vocabulary() {
         let profile = SchemaVocabulary(xsd: profileXSD)
-        #expect(profile.attributes["heartbeat"] == ["interval", "deadAfter"])
+        #expect(profile.attributes["heartbeat"] == ["interval", "deadAfter", "timerSlack"])
         #expect(profile.children["staticDevices"] == ["device"])
         #expect(profile.expectation(forAttribute: "level", of: "category")?.hasPrefix("one of trace") == true)
         #expect(profile.expectation(forAttribute: "level", of: "logging")?.hasSuffix("critical, off") == true)

@@ -47,8 +47,8 @@
 ///   `CastOptions.launchCredentials` (none by default).
 /// - `timeouts`: `connect` (`10s`), `request` (`10s`), `launch` (`30s`) — durations →
 ///   `CastOptions.connectTimeout`, `requestTimeout`, `launchTimeout`.
-/// - `heartbeat`: `interval` (`5s`), `deadAfter` (`15s`) — durations or `none` →
-///   `HeartbeatConfiguration.pingInterval`, `deadAfter`.
+/// - `heartbeat`: `interval` (`5s`), `deadAfter` (`15s`) — durations or `none` —, `timerSlack` (`250ms`) →
+///   `HeartbeatConfiguration.pingInterval`, `deadAfter`, `timerSlack`.
 /// - `reconnect`: `initialDelay` (`1s`), `maximumDelay` (`30s`) — durations; `multiplier` — 1 to 100 (`2`);
 ///   `jitter` — 0 to 1 (`0.2`); `maximumAttempts` — a whole number ≥ 1 or `unlimited` (`unlimited`) →
 ///   `ReconnectPolicy`.
