@@ -438,12 +438,16 @@ struct ConnectionCorrelationTests {
         await harness.server.close()
     }
 
+    /// What this test checks is ids, not time: a saturated machine (the ten-run stress check) once kept one of
+    /// 20 concurrent replies past the default 10 s.
+    static let loadedMachineTimeout: Duration = .seconds(60)
+
     @Test func requestIdsAreUniqueIncreasingAndNeverZero() async throws {
         let harness = try await LoopbackHarness.start()
         let (client, peer) = try await harness.connectClient()
         let seenIDs = LockedLog<Int>()
         let echo = Task {
-            while let message = try await peer.messages.next(within: .seconds(10)) {
+            while let message = try await peer.messages.next(within: .seconds(60)) {
                 guard let id = message.requestID else { continue }
                 seenIDs.append(id)
                 try await peer.connection.send(
@@ -461,7 +465,8 @@ struct ConnectionCorrelationTests {
             let reply = try await client.request(
                 namespace: CastNamespace.receiver,
                 to: CastEndpoint.receiver,
-                payload: ["type": "GET_STATUS", "n": .number(Double(n))]
+                payload: ["type": "GET_STATUS", "n": .number(Double(n))],
+                timeout: Self.loadedMachineTimeout
             )
             #expect(try reply.json()["n"]?.intValue == n)
             sequential.append(try #require(reply.requestID))
@@ -475,7 +480,8 @@ struct ConnectionCorrelationTests {
                     let reply = try await client.request(
                         namespace: CastNamespace.media,
                         to: "app-1",
-                        payload: ["type": "GET_STATUS", "n": .number(Double(n))]
+                        payload: ["type": "GET_STATUS", "n": .number(Double(n))],
+                        timeout: Self.loadedMachineTimeout
                     )
                     return (n, try #require(reply.requestID))
                 }
