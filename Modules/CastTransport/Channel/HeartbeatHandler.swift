@@ -49,6 +49,9 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     typealias OutboundOut = CastMessage
 
     private let configuration: HeartbeatConfiguration
+    /// ``HeartbeatConfiguration/timerSlack``, at most a tenth of the shorter interval, in nanoseconds (fixed per
+    /// connection, so not worked out on every tick).
+    private let slack: Int64
     private let localID: String
     private let peerID: String
     private let logger: Logger
@@ -76,6 +79,8 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         self.localID = localID
         self.peerID = peerID
         self.logger = logger
+        let shortest = [configuration.pingInterval, configuration.deadAfter].compactMap { $0 }.min() ?? .zero
+        self.slack = max(0, min(configuration.timerSlack, shortest / 10).inNanoseconds)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -104,12 +109,6 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             if context.channel.isActive { start(context: context) }
         }
         context.fireUserInboundEventTriggered(event)
-    }
-
-    /// ``HeartbeatConfiguration/timerSlack``, at most a tenth of the shorter interval, in nanoseconds.
-    private var slack: Int64 {
-        let shortest = [configuration.pingInterval, configuration.deadAfter].compactMap { $0 }.min() ?? .zero
-        return min(configuration.timerSlack, shortest / 10).inNanoseconds
     }
 
     private func start(context: ChannelHandlerContext) {
@@ -151,7 +150,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             next = next.map { min($0, ping) } ?? ping
         }
         guard var next else { return }
-        let slack = UInt64(max(0, self.slack))
+        let slack = UInt64(self.slack)
         if slack > 0 {
             let phase = UInt64(Double(slack) * min(max(configuration.slackPhase, 0), 1))
             let shifted = next.uptimeNanoseconds - min(phase, next.uptimeNanoseconds)
