@@ -58,6 +58,7 @@ func startedHub(
     options.cast.stateDirectory = stateDirectory
     options.cast.heartbeat.pingInterval = nil
     options.cast.requestTimeout = .seconds(60)
+    options.cast.launchTimeout = .seconds(60)  // a start riding through drops retries within connect + launch
     options.mediaFolders = mediaFolders
     configure(&options)
     let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))

@@ -43,12 +43,16 @@ private let stateRoot: String = {
 /// machine. Tests of timeouts set their own.
 let testRequestTimeout: Duration = .seconds(60)
 
-/// Options for tests: state in a temporary directory, no real waiting between reconnect attempts.
+/// Options for tests: state in a temporary directory, no real waiting between reconnect attempts. The launch
+/// timeout is as generous as the request timeout: a session start that rides through dropped connections may
+/// retry until the connect and launch timeouts together have passed in real time, and with the whole suite
+/// started at once on a saturated machine a test's first steps alone can take 40 s.
 func testOptions(_ configure: (inout CastOptions) -> Void = { _ in }) -> CastOptions {
     var options = CastOptions()
     options.stateDirectory = temporaryStateDirectory()
     options.heartbeat.pingInterval = nil
     options.requestTimeout = testRequestTimeout
+    options.launchTimeout = testRequestTimeout
     configure(&options)
     return options
 }
