@@ -86,6 +86,8 @@ public final class EmulatedDevice: Sendable {
     let wireLog: WireLog?
     private let eventLoopGroup: any EventLoopGroup
     let state: NIOLockedValueBox<State>
+    /// Held from deciding what to send until it is queued (``emit(_:)``), so that sends keep the order decided.
+    private let outputOrder = NIOLock()
     /// How LOAD fetches media with ``DeviceConfiguration/fetchesMedia`` (one TLS context for the device's life);
     /// `nil` when the option is off, or the system trust store cannot be read (media is then not fetched).
     private let mediaFetcher: MediaFetcher?
@@ -391,7 +393,7 @@ public final class EmulatedDevice: Sendable {
         var abort: CastConnection?
         var malformed: CastConnection?
         var groupChange: GroupChange?
-        let outgoing: [Outgoing] = state.withLockedValue { state in
+        emit { state in
             guard var peer = state.peers[id] else { return [] }
             let before = (state.running.app.kind == .idleScreen, state.volumeLevel, state.isMuted)
             defer {
@@ -427,7 +429,6 @@ public final class EmulatedDevice: Sendable {
             }
             return outgoing
         }
-        deliver(outgoing)
         if message.namespace == CastNamespace.multizone, message.destinationID == CastEndpoint.receiver {
             receiveMultizone(message, on: id)
         }
@@ -443,15 +444,30 @@ public final class EmulatedDevice: Sendable {
         }
     }
 
-    /// Sends `outgoing` in order, now or after the reply-delay fault.
+    /// Decides what to send under the state lock and queues it before another decision can queue its own: each
+    /// sender gets messages in the order the device decided them, as from a real device's one thread (a status
+    /// decided before a LOAD never arrives after the LOAD's answer).
+    func emit(_ decide: (inout State) -> [Outgoing]) {
+        outputOrder.withLock { deliver(state.withLockedValue(decide)) }
+    }
+
+    /// Queues `outgoing` on its connections in order, now or after the reply-delay fault; call it through
+    /// ``emit(_:)`` where what is sent depends on the state.
     func deliver(_ outgoing: [Outgoing]) {
         guard !outgoing.isEmpty else { return }
         let delay = state.withLockedValue { $0.faults.replyDelay }
         let send: @Sendable () -> Void = { [wireLog, configuration] in
+            // One queued write per connection, its messages in order.
+            var batches: [(connection: CastConnection, messages: [CastMessage])] = []
             for item in outgoing {
                 wireLog?.record(item.message, direction: "send", device: configuration.id)
-                item.connection.post(item.message)
+                if let index = batches.lastIndex(where: { $0.connection === item.connection }) {
+                    batches[index].messages.append(item.message)
+                } else {
+                    batches.append((item.connection, [item.message]))
+                }
             }
+            for batch in batches { batch.connection.post(batch.messages) }
         }
         if let delay, delay > 0 {
             clock.schedule(after: .emulatorSeconds(delay), send)
@@ -658,21 +674,22 @@ public final class EmulatedDevice: Sendable {
 
     private func floodTick(batch: Int) {
         let now = clock.now.inSeconds
-        let (outgoing, goOn) = state.withLockedValue { state -> ([Outgoing], Bool) in
-            guard state.faults.statusFloodPerSecond != nil, state.server != nil else { return ([], false) }
-            guard state.running.player != nil else { return ([], true) }
+        var goOn = false
+        emit { state in
+            guard state.faults.statusFloodPerSecond != nil, state.server != nil else { return [] }
+            goOn = true
+            guard state.running.player != nil else { return [] }
             var out: [Outgoing] = []
             for _ in 0..<batch { out += resolve([state.running.player!.broadcastStatus(at: now)], state: state) }
-            return (out, true)
+            return out
         }
-        deliver(outgoing)
         guard goOn else { return }
         _ = clock.schedule(after: .milliseconds(10)) { [weak self] in self?.floodTick(batch: batch) }
     }
 
     private func mediaTimerFired(armedFor deadline: Double) {
         let now = clock.now.inSeconds
-        let outgoing: [Outgoing] = state.withLockedValue { state in
+        emit { state in
             if state.mediaTimerDeadline == deadline {
                 state.mediaTimerDeadline = nil
                 state.mediaTimer = nil
@@ -682,7 +699,6 @@ public final class EmulatedDevice: Sendable {
             rescheduleMedia(state: &state, now: now)
             return resolve(deliveries, state: state)
         }
-        deliver(outgoing)
     }
 
     // MARK: - Fetching media like a device
@@ -707,14 +723,13 @@ public final class EmulatedDevice: Sendable {
 
     private func handleFetched(_ request: [String: JSONValue], from requester: Requester, transportID: String) {
         let now = clock.now.inSeconds
-        let outgoing: [Outgoing] = state.withLockedValue { state in
+        emit { state in
             // The app may have stopped (or another launched) while fetching: the request has no player left.
             guard state.running.transportID == transportID, state.running.player != nil else { return [] }
             let deliveries = state.running.player!.handle(request, from: requester, at: now)
             rescheduleMedia(state: &state, now: now)
             return resolve(deliveries, state: state)
         }
-        deliver(outgoing)
     }
 }
 

@@ -262,7 +262,7 @@ extension EmulatedDevice {
     func broadcastMultizone(_ payload: JSONValue, except excluded: Int? = nil) {
         var payload = payload
         payload["requestId"] = 0
-        let outgoing = state.withLockedValue { state in
+        emit { state in
             state.peers.sorted { $0.key < $1.key }.compactMap { id, peer -> Outgoing? in
                 guard id != excluded, peer.virtualConnections.contains(where: { $0.endpoint == CastEndpoint.receiver })
                 else { return nil }
@@ -277,22 +277,20 @@ extension EmulatedDevice {
                 )
             }
         }
-        deliver(outgoing)
     }
 
     /// Sets the device's own volume as its group asks (SET_DEVICE_VOLUME), telling its own senders.
     func setVolume(level: Double?, muted: Bool?) {
-        let outgoing = state.withLockedValue { state -> [Outgoing] in
+        emit { state in
             if let level { state.volumeLevel = level }
             if let muted { state.isMuted = muted }
             return broadcastReceiverStatus(state, except: nil)
         }
-        deliver(outgoing)
     }
 
     /// Runs the group's leader or follower app (ending an app of the device's own), or — `nil` — ends it.
     func setGroupPlayback(_ app: EmulatedApp?) {
-        let outgoing = state.withLockedValue { state -> [Outgoing] in
+        emit { state in
             if let app {
                 guard state.running.app != app else { return [] }
                 var out = stopRunningApp(state: &state, replacing: true)
@@ -310,6 +308,5 @@ extension EmulatedDevice {
             guard state.running.app.kind == .groupPlayback else { return [] }
             return stopRunningApp(state: &state, replacing: true) + broadcastReceiverStatus(state, except: nil)
         }
-        deliver(outgoing)
     }
 }

@@ -1,4 +1,5 @@
 import CastTransport
+import Foundation
 import NIOCore
 import NIOPosix
 import Testing
@@ -61,6 +62,52 @@ import Testing
         await client.close()
         await server.close()
         #expect(!client.isConnected)
+    }
+
+    /// What one thread posts is not overtaken by what the event loop posts after it: a status decided on a
+    /// timer's thread before a request was answered must not reach the sender after that answer. (An inline write
+    /// on the event loop used to jump the queue of posts from other threads.)
+    @Test(.timeLimit(.minutes(2)))
+    func postsKeepTheirOrderAcrossThreads() async throws {
+        let identity = try TestIdentity.shared.get()
+        @Sendable func message(_ text: String) -> CastMessage {
+            CastMessage(
+                sourceID: CastEndpoint.receiver,
+                destinationID: CastEndpoint.sender,
+                namespace: "urn:x-cast:test.order",
+                payload: .string(text)
+            )
+        }
+        let server = try await CastServer.bind(tlsContext: try TLSContext.makeServerContext(identity: identity)) {
+            connection in
+            _ = connection.addMessageHandler { _ in
+                // On the connection's event loop: another thread posts first, then the loop itself.
+                let posted = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    connection.post(message("from another thread"))
+                    posted.signal()
+                }
+                posted.wait()
+                connection.post(message("from the event loop"))
+            }
+        }
+        var configuration = CastConnection.Configuration()
+        configuration.heartbeat.pingInterval = nil
+        let client = try await CastConnection.connect(
+            host: "127.0.0.1",
+            port: server.port,
+            configuration: configuration
+        )
+        let received = client.messages()
+        try await client.send(namespace: "urn:x-cast:test.order", to: CastEndpoint.receiver, payload: ["go": true])
+        var order: [String] = []
+        for await message in received where message.namespace == "urn:x-cast:test.order" {
+            order.append(message.payload.text)
+            if order.count == 2 { break }
+        }
+        #expect(order == ["from another thread", "from the event loop"])
+        await client.close()
+        await server.close()
     }
 }
 

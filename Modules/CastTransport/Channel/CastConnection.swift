@@ -705,19 +705,28 @@ public final class CastConnection: Sendable {
         try? await channel.closeFuture.get()
     }
 
-    /// Queues `message` for sending and returns at once, without waiting for the write.
+    /// Queues `messages` for sending and returns at once, without waiting for the write.
     ///
-    /// Messages posted from one thread go out in the order posted. Nothing happens when the transport is down;
-    /// use ``send(_:)`` to learn about failures. This suits broadcasting status to many connections.
-    public func post(_ message: CastMessage) {
-        guard let channel = state.withLockedValue({ $0.channel }) else { return }
-        channel.writeAndFlush(RouterCommand.send(message), promise: nil)
+    /// Everything posted goes out in the order posted, from whichever thread: a post never writes inline, even on
+    /// the connection's event loop, so it cannot overtake one queued earlier from another thread. Nothing happens
+    /// when the transport is down; use ``send(_:)`` to learn about failures. This suits broadcasting status to
+    /// many connections.
+    public func post(_ messages: [CastMessage]) {
+        guard !messages.isEmpty, let channel = state.withLockedValue({ $0.channel }) else { return }
+        channel.eventLoop.execute {
+            for message in messages { channel.write(RouterCommand.send(message), promise: nil) }
+            channel.flush()
+        }
     }
 
-    /// Drops the transport without a TLS close_notify (the emulator's "close abruptly" fault).
+    /// Queues one message; see ``post(_:)-([CastMessage])``.
+    public func post(_ message: CastMessage) { post([message]) }
+
+    /// Drops the transport without a TLS close_notify (the emulator's "close abruptly" fault), after what was
+    /// posted before.
     package func abort() {
         guard let channel = state.withLockedValue({ $0.channel }) else { return }
-        channel.triggerUserOutboundEvent(AbortConnectionEvent(), promise: nil)
+        channel.eventLoop.execute { channel.triggerUserOutboundEvent(AbortConnectionEvent(), promise: nil) }
     }
 
     /// Splits every outgoing frame into TLS records of at most `size` bytes (`nil` stops splitting): the
