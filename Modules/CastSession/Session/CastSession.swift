@@ -30,10 +30,11 @@ public final class CastSession: Sendable {
         var channels: [String: CastChannel] = [:]
         var resumeWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
         var nextWaiterID = 0
-        /// The session's one background task (see ``BackgroundWork``).
-        var task: Task<Void, Never>?
-        var background: AsyncStream<BackgroundWork>.Continuation?
+        /// The background work running now, by id (see ``BackgroundWork``); `nil` once the session ended.
+        var backgroundWork: [Int: Task<Void, Never>]? = [:]
+        var nextWorkID = 0
         var messageHandler: Int?
+        var eventHandler: Int?
         var isEnding = false
         var reportedAuthentication: DeviceAuthentication?
         var multizoneStatus: MultizoneStatus?
@@ -55,9 +56,9 @@ public final class CastSession: Sendable {
     /// Where the device is now, asked before each reconnect attempt (a speaker group moves with its leader).
     let locator: (any CastDeviceLocator)?
 
-    /// What the session does in the background besides following its connection. All of it runs as children of
-    /// the session's one task, so ending the session (which cancels that task) ends everything it started: a
-    /// reconnection's backoff, a group's member query. Nothing outlives the session.
+    /// What the session does in the background besides following its connection. Each runs in a task of its own
+    /// that exists only while it runs (an idle session parks no task), and ending the session cancels every one
+    /// of them: a reconnection's backoff, a group's member query. Nothing outlives the session.
     enum BackgroundWork: Sendable {
         /// Suspend and reconnect (the connection dropped).
         case suspend(SuspendReason)
@@ -132,28 +133,13 @@ public final class CastSession: Sendable {
     /// (a join of an app that already ran), returns once the app answered with its media status (or failed to,
     /// within the request timeout), so that a joined session shows what plays from its first moment.
     func attach(awaitingMediaStatus: Bool) async {
-        let events = connection.events()
-        let (work, background) = AsyncStream.makeStream(of: BackgroundWork.self)
-        state.withLockedValue { $0.background = background }
-        // On the connection's event loop, as the message is read: no task wakes up per message.
+        // Messages and events are handled as they happen, on the thread that reads or reports them: no task waits
+        // for them (with thousands of sessions, parked tasks would be most of an idle session's memory).
         let messageHandler = connection.addMessageHandler { [weak self] message in self?.handle(message) }
-        let task = Task(executorPreference: connection.taskExecutor) { [weak self] in
-            await withDiscardingTaskGroup { group in
-                group.addTask { [weak self] in
-                    for await event in events {
-                        guard let self else { return }
-                        await self.handle(event)
-                    }
-                }
-                for await item in work {
-                    guard let self else { return }
-                    group.addTask { await self.perform(item) }
-                }
-            }
-        }
+        let eventHandler = connection.addEventHandler { [weak self] event in self?.handle(event) }
         state.withLockedValue { state in
-            state.task = task
             state.messageHandler = messageHandler
+            state.eventHandler = eventHandler
         }
         // A drop between the session's start and the subscription above came as an event nobody read.
         if !connection.isConnected, let code = connection.lastDropCode {
@@ -211,7 +197,7 @@ public final class CastSession: Sendable {
         if isNew { emit(.didAuthenticateDevice(self, result)) }
     }
 
-    private func handle(_ event: CastConnectionEvent) async {
+    private func handle(_ event: CastConnectionEvent) {
         switch event {
         case .connected:
             break
@@ -219,23 +205,28 @@ public final class CastSession: Sendable {
             reportDeviceAuthentication(result)
         case .virtualConnectionClosed(let endpoint):
             if endpoint == transportID {
-                await finish(
-                    error: CastSessionError(.appStopped, "the receiver app closed the connection (it stopped)")
+                startInBackground(
+                    .finish(CastSessionError(.appStopped, "the receiver app closed the connection (it stopped)"))
                 )
             }
         case .disconnected(let code):
-            // Events queue up while a reconnection runs; one about an earlier transport is stale once the
-            // connection is back up.
+            // A drop of an earlier transport is stale once the connection is back up (suspend checks again).
             guard let code, !connection.isConnected else { return }
-            let reason: SuspendReason = code == .heartbeatTimeout ? .heartbeatTimeout : .networkLost
-            // Suspend beside this loop, which keeps draining events during the reconnection.
-            startInBackground(.suspend(reason))
+            startInBackground(.suspend(code == .heartbeatTimeout ? .heartbeatTimeout : .networkLost))
         }
     }
 
-    /// Hands work to the session's task; nothing happens once the session ended.
+    /// Runs `work` in a task of its own, on the connection's event loop; nothing happens once the session ended.
     func startInBackground(_ work: BackgroundWork) {
-        state.withLockedValue { $0.background }?.yield(work)
+        state.withLockedValue { state in
+            guard state.backgroundWork != nil else { return }
+            let id = state.nextWorkID
+            state.nextWorkID += 1
+            state.backgroundWork?[id] = Task(executorPreference: connection.taskExecutor) { [weak self] in
+                await self?.perform(work)
+                _ = self?.state.withLockedValue { $0.backgroundWork?.removeValue(forKey: id) }
+            }
+        }
     }
 
     private func perform(_ work: BackgroundWork) async {
@@ -370,12 +361,11 @@ public final class CastSession: Sendable {
 
     /// Ends the session; used by ``SessionManager`` and when the app goes away.
     func finish(stopApplication: Bool = false, error: CastSessionError?) async {
-        let (proceed, messageHandler, waiters) = state.withLockedValue {
-            state -> (Bool, Int?, [CheckedContinuation<Bool, Never>]) in
-            guard !state.isEnding else { return (false, nil, []) }
+        let (proceed, waiters) = state.withLockedValue { state -> (Bool, [CheckedContinuation<Bool, Never>]) in
+            guard !state.isEnding else { return (false, []) }
             state.isEnding = true
             defer { state.resumeWaiters = [:] }
-            return (true, state.messageHandler, Array(state.resumeWaiters.values))
+            return (true, Array(state.resumeWaiters.values))
         }
         guard proceed else { return }
         emit(.willEnd(self))
@@ -398,13 +388,13 @@ public final class CastSession: Sendable {
         remoteMediaClient?.reset()
         await connection.close()
         // Ends the background work too (this may be part of it: it has nothing left to await).
-        let (task, background) = state.withLockedValue { state in
-            defer { (state.task, state.background) = (nil, nil) }
-            return (state.task, state.background)
+        let (work, handlers) = state.withLockedValue { state in
+            defer { state.backgroundWork = nil }
+            return (state.backgroundWork ?? [:], (state.messageHandler, state.eventHandler))
         }
-        background?.finish()
-        task?.cancel()
-        if let messageHandler { connection.removeMessageHandler(messageHandler) }
+        for task in work.values { task.cancel() }
+        if let messageHandler = handlers.0 { connection.removeMessageHandler(messageHandler) }
+        if let eventHandler = handlers.1 { connection.removeEventHandler(eventHandler) }
         if stopApplication || error?.code == .appStopped { store?.clear(deviceID: device.id) }
         stateBroadcaster.yield(.disconnected)
         logger.debug("ended")

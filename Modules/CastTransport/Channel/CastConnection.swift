@@ -543,6 +543,16 @@ public final class CastConnection: Sendable {
     /// A new, independent stream of connection events. It ends when the connection is closed for good.
     public func events() -> AsyncStream<CastConnectionEvent> { lifecycle.makeStream() }
 
+    /// Calls `handler` with every event ``events()`` delivers, synchronously on the thread that reports it (the
+    /// event loop, or the task that connects): no task waits for events. It must be quick and must not block.
+    /// Answers the id ``removeEventHandler(_:)`` takes; handlers are dropped when the connection is closed for good.
+    package func addEventHandler(_ handler: @escaping @Sendable (CastConnectionEvent) -> Void) -> Int {
+        lifecycle.addHandler(handler)
+    }
+
+    /// Stops calling a handler of ``addEventHandler(_:)``.
+    package func removeEventHandler(_ id: Int) { lifecycle.removeHandler(id) }
+
     // MARK: - Sending
 
     /// Whether the transport is currently up.
