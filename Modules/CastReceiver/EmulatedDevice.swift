@@ -365,20 +365,17 @@ public final class EmulatedDevice: Sendable {
             state.peers[state.nextConnectionID] = Peer(connection: connection)
             return (state.nextConnectionID, state.faults)
         }
-        let messages = connection.messages()
+        // On the connection's event loop as each message is read: a request is answered in the turn of the loop
+        // that read it, and no task waits per connection (thousands of idle connections park nothing).
+        _ = connection.addMessageHandler { [weak self] message in self?.receive(message, on: id) }
+        _ = connection.addEventHandler { [weak self] event in
+            if case .disconnected = event { self?.disconnected(id) }
+        }
         if faults.refusesConnections {
             logger.debug("refusing a connection (fault)")
             connection.abort()
         }
         if let size = faults.writesInChunksOf { connection.setOutboundChunkSize(size, interval: faults.chunkInterval) }
-        // On the connection's event loop: a request is answered in the turn of the loop that read it.
-        Task(executorPreference: connection.taskExecutor) { [weak self] in
-            for await message in messages {
-                guard let self else { return }
-                self.receive(message, on: id)
-            }
-            self?.disconnected(id)
-        }
     }
 
     private func disconnected(_ id: Int) {
