@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -140,6 +141,8 @@ public final class CastConnection: Sendable {
     private let inbound = EventBroadcaster<CastMessage>()
     private let lifecycle = EventBroadcaster<CastConnectionEvent>()
     private let isServerSide: Bool
+    /// Posts queued and not yet written (``post(_:)``): the last one written flushes them all.
+    private let pendingPosts = Atomic<Int>(0)
 
     private init(
         host: String,
@@ -723,9 +726,11 @@ public final class CastConnection: Sendable {
     /// many connections.
     public func post(_ messages: [CastMessage]) {
         guard !messages.isEmpty, let channel = state.withLockedValue({ $0.channel }) else { return }
-        channel.eventLoop.execute {
+        pendingPosts.add(1, ordering: .relaxed)
+        channel.eventLoop.execute { [self] in
             for message in messages { channel.write(RouterCommand.send(message), promise: nil) }
-            channel.flush()
+            // Replies to a batch of requests read together go out in one flush (one TLS write, one syscall).
+            if pendingPosts.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { channel.flush() }
         }
     }
 
