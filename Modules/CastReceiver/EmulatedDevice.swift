@@ -10,8 +10,10 @@ import NIOPosix
 /// One emulated Cast device: a TLS server on its own port with the platform endpoint `receiver-0`, an app
 /// registry, and the Default Media Receiver's player.
 ///
-/// The device is event driven: no thread of its own, a task per connection. Its state (volume, running app,
-/// media) belongs to the device, not to a connection, so a sender that reconnects rejoins the running app.
+/// The device is event driven: no thread or task of its own, each request answered on the event loop of the
+/// connection that brought it, and what it sends reaches each sender in the order it decided it.
+/// Its state (volume, running app, media) belongs to the device, not to a connection, so a sender that
+/// reconnects rejoins the running app.
 public final class EmulatedDevice: Sendable {
     /// Identifies a sender for replies: the connection and the sender id on it.
     struct Requester: Hashable, Sendable {
