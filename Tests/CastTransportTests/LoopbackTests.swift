@@ -91,12 +91,10 @@ import Testing
                 connection.post(message("from the event loop"))
             }
         }
-        var configuration = CastConnection.Configuration()
-        configuration.heartbeat.pingInterval = nil
         let client = try await CastConnection.connect(
             host: "127.0.0.1",
             port: server.port,
-            configuration: configuration
+            configuration: TransportTestKit.quietClientConfiguration()
         )
         let received = client.messages()
         try await client.send(namespace: "urn:x-cast:test.order", to: CastEndpoint.receiver, payload: ["go": true])
