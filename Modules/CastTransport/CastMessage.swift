@@ -100,37 +100,33 @@ extension CastMessage: CustomStringConvertible {
 extension CastMessage {
     /// Validates a decoded protobuf the way Chrome does and maps it, tolerating STRING payloads that arrive in
     /// `payload_binary` (some receivers send them so).
-    package init(validating proto: ProtoCastMessage) throws {
-        guard !proto.sourceID.isEmpty, !proto.destinationID.isEmpty, !proto.namespace.isEmpty else {
+    init(validating fields: CastMessageWire.Fields) throws {
+        guard let sourceID = fields.sourceID, let destinationID = fields.destinationID,
+            let namespace = fields.namespace, !sourceID.isEmpty, !destinationID.isEmpty, !namespace.isEmpty
+        else {
             throw CastTransportError(.missingRequiredFields, "a message has an empty source, destination or namespace")
         }
-        if proto.continued {
+        if fields.continued {
             throw CastTransportError(
                 .unsupportedProtocolVersion,
-                "chunked messages (protocol \(proto.protocolVersion)) are not supported"
+                "chunked messages (protocol version \(fields.protocolVersion ?? 0)) are not supported"
             )
         }
-        switch proto.payloadType {
-        case .string:
-            if proto.hasPayloadUtf8 {
-                payload = .string(proto.payloadUtf8)
-            } else if proto.hasPayloadBinary, let text = String(validating: proto.payloadBinary, as: UTF8.self) {
-                payload = .string(text)
-            } else {
-                throw CastTransportError(.payloadMismatch, "a STRING message on \(proto.namespace) has no text payload")
+        if fields.payloadType == 1 {
+            guard let bytes = fields.payloadBinary else {
+                throw CastTransportError(.payloadMismatch, "a BINARY message on \(namespace) has no binary payload")
             }
-        case .binary:
-            guard proto.hasPayloadBinary else {
-                throw CastTransportError(
-                    .payloadMismatch,
-                    "a BINARY message on \(proto.namespace) has no binary payload"
-                )
-            }
-            payload = .binary(Array(proto.payloadBinary))
+            payload = .binary(bytes)
+        } else if let text = fields.payloadUTF8 {
+            payload = .string(text)
+        } else if let bytes = fields.payloadBinary, let text = String(validating: bytes, as: UTF8.self) {
+            payload = .string(text)
+        } else {
+            throw CastTransportError(.payloadMismatch, "a STRING message on \(namespace) has no text payload")
         }
-        sourceID = proto.sourceID
-        destinationID = proto.destinationID
-        namespace = proto.namespace
+        self.sourceID = sourceID
+        self.destinationID = destinationID
+        self.namespace = namespace
     }
 
     /// The protobuf form sent on the wire (protocol version CASTV2_1_0, as every known peer sends).

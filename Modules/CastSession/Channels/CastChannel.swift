@@ -48,14 +48,17 @@ open class CastChannel: @unchecked Sendable {
     /// Called when the channel stops being usable (session ended or suspended).
     open func didDisconnect() {}
 
-    /// Sends text to the receiver app.
+    /// Sends text to the receiver app. Returns once the message is queued, as GCK's does: it waits only while the
+    /// connection is backed up (the receiver reads slower than we send). Messages go out in the order sent.
     ///
-    /// - Throws: ``CastSessionError`` with ``CastSessionError/Code/channelNotConnected`` when not connected.
+    /// - Throws: ``CastSessionError`` with ``CastSessionError/Code/channelNotConnected`` when not connected;
+    ///   ``CastTransportError`` with ``CastTransportError/Code/messageTooLarge`` when the message exceeds the 64 KiB
+    ///   frame limit.
     public final func sendTextMessage(_ message: String) async throws {
         try await send(.string(message))
     }
 
-    /// Sends bytes to the receiver app.
+    /// Sends bytes to the receiver app, like ``sendTextMessage(_:)``.
     public final func sendBinaryMessage(_ message: [UInt8]) async throws {
         try await send(.binary(message))
     }

@@ -558,7 +558,7 @@ public final class CastSession: Sendable {
             let transportID = app.transportID
             channel.connect(
                 CastChannel.Link { payload in
-                    try await connection.send(
+                    try await connection.enqueue(
                         CastMessage(
                             sourceID: connection.configuration.localID,
                             destinationID: transportID,

@@ -143,6 +143,10 @@ public final class CastConnection: Sendable {
     private let isServerSide: Bool
     /// Posts queued and not yet written (``post(_:)``): the last one written flushes them all.
     private let pendingPosts = Atomic<Int>(0)
+    /// Bytes ``enqueue(_:)`` queued that the event loop has not written yet.
+    private let queuedBytes = Atomic<Int>(0)
+    /// How much ``enqueue(_:)`` queues before it waits for writes: NIO's default high-water mark.
+    private static let queuedBytesLimit = 64 * 1024
 
     private init(
         host: String,
@@ -581,8 +585,11 @@ public final class CastConnection: Sendable {
     ///   ``CastTransportError/Code/messageTooLarge`` or ``CastTransportError/Code/connectionClosed``.
     public func send(_ message: CastMessage) async throws {
         let channel = try currentChannel()
+        try message.checkFrameSize()
         do {
-            try await channel.writeAndFlush(RouterCommand.send(message)).get()
+            let written = channel.eventLoop.makePromise(of: Void.self)
+            write(RouterCommand.send(message), on: channel, promise: written)
+            try await written.futureResult.get()
         } catch let error as CastTransportError {
             throw error
         } catch {
@@ -673,8 +680,50 @@ public final class CastConnection: Sendable {
                     ?? CastTransportError(.connectionClosed, "the request could not be sent", cause: error)
             )
         }
-        channel.writeAndFlush(command, promise: written)
+        write(command, on: channel, promise: written)
         return PendingReply(requestID: requestID, promise: promise)
+    }
+
+    /// Queues `message` and returns without waiting for its write, as GCK's `sendTextMessage` does, unless the
+    /// transport is backed up (the peer reads slower than we write): then it waits for this write, so a fast
+    /// sender slows down instead of queuing without bound. Messages queued together go out in one flush, in
+    /// order with everything else sent on this connection.
+    ///
+    /// A message queued just before the transport drops is lost with it; the drop is reported as a connection
+    /// event.
+    ///
+    /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/notConnected``,
+    ///   ``CastTransportError/Code/messageTooLarge``, or ``CastTransportError/Code/connectionClosed`` when a
+    ///   backed-up write fails.
+    public func enqueue(_ message: CastMessage) async throws {
+        let channel = try currentChannel()
+        let length = try message.checkFrameSize()
+        // Backed up: the transport holds more than its high-water mark, or a sender off the event loop has queued
+        // that much that the loop has not written yet.
+        let queued = queuedBytes.add(length, ordering: .relaxed).newValue
+        guard !channel.isWritable || queued > Self.queuedBytesLimit else {
+            post([message], on: channel, length: length)
+            return
+        }
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        post([message], on: channel, length: length, promise: written)
+        do {
+            try await written.futureResult.get()
+        } catch let error as CastTransportError {
+            throw error
+        } catch {
+            throw CastTransportError(.connectionClosed, "sending failed: \(error)", cause: error)
+        }
+    }
+
+    /// Writes and flushes `command` now when that keeps the order (off the event loop NIO queues it; on it, only
+    /// while no post waits before it), else behind the queued posts.
+    private func write(_ command: RouterCommand, on channel: any Channel, promise: EventLoopPromise<Void>?) {
+        if channel.eventLoop.inEventLoop && pendingPosts.load(ordering: .acquiring) > 0 {
+            channel.eventLoop.execute { channel.writeAndFlush(command, promise: promise) }
+        } else {
+            channel.writeAndFlush(command, promise: promise)
+        }
     }
 
     // MARK: - Virtual connections
@@ -726,9 +775,22 @@ public final class CastConnection: Sendable {
     /// many connections.
     public func post(_ messages: [CastMessage]) {
         guard !messages.isEmpty, let channel = state.withLockedValue({ $0.channel }) else { return }
+        post(messages, on: channel)
+    }
+
+    /// Queues `messages` on `channel`'s event loop; `promise` (optional) follows the last one's write. `length`
+    /// is what ``enqueue(_:)`` counted in ``queuedBytes`` for them.
+    private func post(
+        _ messages: [CastMessage],
+        on channel: any Channel,
+        length: Int = 0,
+        promise: EventLoopPromise<Void>? = nil
+    ) {
         pendingPosts.add(1, ordering: .relaxed)
         channel.eventLoop.execute { [self] in
-            for message in messages { channel.write(RouterCommand.send(message), promise: nil) }
+            if length > 0 { queuedBytes.subtract(length, ordering: .relaxed) }
+            for message in messages.dropLast() { channel.write(RouterCommand.send(message), promise: nil) }
+            channel.write(RouterCommand.send(messages[messages.count - 1]), promise: promise)
             // Replies to a batch of requests read together go out in one flush (one TLS write, one syscall).
             if pendingPosts.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { channel.flush() }
         }

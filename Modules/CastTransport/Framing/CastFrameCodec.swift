@@ -1,5 +1,4 @@
 import NIOCore
-import SwiftProtobuf
 
 /// The Cast v2 frame limits.
 public enum CastFrame {
@@ -59,21 +58,31 @@ struct CastMessageDecoder: ByteToMessageDecoder {
         }
         guard buffer.readableBytes >= CastFrame.headerLength + Int(length) else { return nil }
         buffer.moveReaderIndex(forwardBy: CastFrame.headerLength)
-        let body = buffer.readBytes(length: Int(length))!
-        return try Self.decodeMessage(body)
+        defer { buffer.moveReaderIndex(forwardBy: Int(length)) }
+        return try buffer.withUnsafeReadableBytes { bytes in
+            try Self.decodeMessage(UnsafeRawBufferPointer(rebasing: bytes[..<Int(length)]))
+        }
     }
 
     /// Decodes and validates one frame body.
     static func decodeMessage(_ body: [UInt8]) throws -> CastMessage {
-        let proto: ProtoCastMessage
+        try body.withUnsafeBytes { try decodeMessage($0) }
+    }
+
+    /// Decodes and validates one frame body.
+    static func decodeMessage(_ body: UnsafeRawBufferPointer) throws -> CastMessage {
+        let fields: CastMessageWire.Fields
         do {
-            proto = try ProtoCastMessage(serializedBytes: body)
-        } catch BinaryDecodingError.missingRequiredFields {
-            throw CastTransportError(.missingRequiredFields, "a frame lacks required CastMessage fields")
+            fields = try CastMessageWire.readFields(body)
         } catch {
-            throw CastTransportError(.malformedMessage, "a frame is not a CastMessage protobuf", cause: error)
+            switch error {
+            case .missingRequiredFields:
+                throw CastTransportError(.missingRequiredFields, "a frame lacks required CastMessage fields")
+            case .malformed(let reason):
+                throw CastTransportError(.malformedMessage, "a frame is not a CastMessage protobuf: \(reason)")
+            }
         }
-        return try CastMessage(validating: proto)
+        return try CastMessage(validating: fields)
     }
 }
 
@@ -83,19 +92,34 @@ struct CastMessageEncoder: MessageToByteEncoder {
     typealias OutboundIn = CastMessage
 
     func encode(data: CastMessage, out: inout ByteBuffer) throws {
-        let body: [UInt8] = try data.proto.serializedBytes()
-        guard body.count <= CastFrame.maximumBodyLength else {
+        let length = CastMessageWire.bodyLength(of: data)
+        guard length <= CastFrame.maximumBodyLength else {
             throw CastTransportError(
                 .messageTooLarge,
-                "a \(body.count)-byte message on \(data.namespace) exceeds the \(CastFrame.maximumBodyLength)-byte limit"
+                "a \(length)-byte message on \(data.namespace) exceeds the \(CastFrame.maximumBodyLength)-byte limit"
             )
         }
-        out.writeInteger(UInt32(body.count), endianness: .big)
-        out.writeBytes(body)
+        out.reserveCapacity(minimumWritableBytes: CastFrame.headerLength + length)
+        out.writeInteger(UInt32(length), endianness: .big)
+        CastMessageWire.writeBody(of: data, to: &out)
     }
 }
 
 extension CastMessage {
+    /// Throws ``CastTransportError/Code/messageTooLarge`` when the encoder would refuse this message, so a
+    /// message can be checked before it is queued; answers the length of its body.
+    @discardableResult
+    package func checkFrameSize() throws -> Int {
+        let length = CastMessageWire.bodyLength(of: self)
+        guard length <= CastFrame.maximumBodyLength else {
+            throw CastTransportError(
+                .messageTooLarge,
+                "a \(length)-byte message on \(namespace) exceeds the \(CastFrame.maximumBodyLength)-byte limit"
+            )
+        }
+        return length
+    }
+
     /// The complete frame for this message, length prefix included (for tests, logs and raw writers).
     public func encodedFrame() throws -> [UInt8] {
         var buffer = ByteBuffer()
