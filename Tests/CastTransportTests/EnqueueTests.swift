@@ -46,6 +46,37 @@ struct EnqueueTests {
         await harness.server.close()
     }
 
+    /// A long run of queued messages goes out in several flushes (so the peer can start on the first while the
+    /// rest are written), all of it, in order, with a request in the middle kept in its place.
+    @Test(.timeLimit(.minutes(2)))
+    func aLongRunOfQueuedMessagesArrivesWholeAndInOrder() async throws {
+        let harness = try await LoopbackHarness.start()
+        let (client, peer) = try await harness.connectClient()
+        let task = Task(executorPreference: client.taskExecutor) {
+            for index in 0..<100 {
+                if index == 50 {
+                    _ = try client.startRequest(
+                        namespace: Self.namespace,
+                        to: CastEndpoint.receiver,
+                        payload: ["type": "request"]
+                    )
+                }
+                try await client.enqueue(Self.message("\(index)"))
+            }
+        }
+        try await task.value
+        var order: [String] = []
+        while order.count < 101 {
+            let message = try #require(try await peer.messages.next(within: .seconds(60), "message \(order.count)"))
+            guard message.namespace == Self.namespace else { continue }
+            order.append((try? message.json())?["type"]?.stringValue ?? message.payload.text)
+        }
+        let expected: [String] = (0..<50).map { "\($0)" } + ["request"] + (50..<100).map { "\($0)" }
+        #expect(order == expected)
+        await client.close()
+        await harness.server.close()
+    }
+
     /// A message over the frame limit is refused before it is queued, and the connection stays up.
     @Test(.timeLimit(.minutes(2)))
     func aMessageOverTheLimitIsRefusedAndTheConnectionStays() async throws {

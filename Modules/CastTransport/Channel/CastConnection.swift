@@ -143,6 +143,10 @@ public final class CastConnection: Sendable {
     private let isServerSide: Bool
     /// Posts queued and not yet written (``post(_:)``): the last one written flushes them all.
     private let pendingPosts = Atomic<Int>(0)
+    /// Posts written since the last flush (touched on the event loop only).
+    private let unflushedPosts = Atomic<Int>(0)
+    /// How many posted messages a flush waits for at most.
+    private static let postsPerFlush = 32
     /// Bytes ``enqueue(_:)`` queued that the event loop has not written yet.
     private let queuedBytes = Atomic<Int>(0)
     /// How much ``enqueue(_:)`` queues before it waits for writes: NIO's default high-water mark.
@@ -791,8 +795,16 @@ public final class CastConnection: Sendable {
             if length > 0 { queuedBytes.subtract(length, ordering: .relaxed) }
             for message in messages.dropLast() { channel.write(RouterCommand.send(message), promise: nil) }
             channel.write(RouterCommand.send(messages[messages.count - 1]), promise: promise)
-            // Replies to a batch of requests read together go out in one flush (one TLS write, one syscall).
-            if pendingPosts.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { channel.flush() }
+            // Replies to a batch of requests read together go out in one flush (one TLS write, one syscall), but
+            // a long batch in chunks: the peer starts on the first while we write the rest, instead of both ends
+            // taking turns with whole batches.
+            let unflushed = unflushedPosts.add(messages.count, ordering: .relaxed).newValue
+            if pendingPosts.subtract(1, ordering: .acquiringAndReleasing).newValue == 0
+                || unflushed >= Self.postsPerFlush
+            {
+                unflushedPosts.store(0, ordering: .relaxed)
+                channel.flush()
+            }
         }
     }
 

@@ -7,10 +7,11 @@ import NIOConcurrencyHelpers
 /// (``addHandler(_:)``) gets them synchronously instead: no task wakes up per element, for a sibling module that
 /// mirrors a state on the hot path.
 package final class EventBroadcaster<Element: Sendable>: Sendable {
+    // Arrays, not dictionaries: a yield copies them by reference (no allocation, no hashing), and there are few.
     private struct State {
         var nextID = 0
-        var continuations: [Int: AsyncStream<Element>.Continuation] = [:]
-        var handlers: [Int: @Sendable (Element) -> Void] = [:]
+        var continuations: [(id: Int, continuation: AsyncStream<Element>.Continuation)] = []
+        var handlers: [(id: Int, handler: @Sendable (Element) -> Void)] = []
         var isFinished = false
     }
 
@@ -26,7 +27,7 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
         let id: Int? = state.withLockedValue { state in
             guard !state.isFinished else { return nil }
             defer { state.nextID += 1 }
-            state.continuations[state.nextID] = continuation
+            state.continuations.append((state.nextID, continuation))
             return state.nextID
         }
         guard let id else {
@@ -34,7 +35,7 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLockedValue { $0.continuations.removeValue(forKey: id) }
+            self?.state.withLockedValue { $0.continuations.removeAll { $0.id == id } }
         }
         return stream
     }
@@ -44,37 +45,32 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
     package func addHandler(_ handler: @escaping @Sendable (Element) -> Void) -> Int {
         state.withLockedValue { state in
             defer { state.nextID += 1 }
-            if !state.isFinished { state.handlers[state.nextID] = handler }
+            if !state.isFinished { state.handlers.append((state.nextID, handler)) }
             return state.nextID
         }
     }
 
     /// Stops calling the handler ``addHandler(_:)`` answered `id` for.
     package func removeHandler(_ id: Int) {
-        _ = state.withLockedValue { $0.handlers.removeValue(forKey: id) }
+        state.withLockedValue { $0.handlers.removeAll { $0.id == id } }
     }
 
     /// Delivers `element` to every current subscriber and handler.
     package func yield(_ element: Element) {
-        let (continuations, handlers) = state.withLockedValue { state in
-            (
-                state.continuations.isEmpty ? [] : Array(state.continuations.values),
-                state.handlers.isEmpty ? [] : Array(state.handlers.values)
-            )
-        }
-        for handler in handlers { handler(element) }
-        for continuation in continuations { continuation.yield(element) }
+        let (continuations, handlers) = state.withLockedValue { ($0.continuations, $0.handlers) }
+        for entry in handlers { entry.handler(element) }
+        for entry in continuations { entry.continuation.yield(element) }
     }
 
     /// Ends every subscription; later subscribers get a finished stream.
     package func finish() {
         let continuations = state.withLockedValue { state in
             state.isFinished = true
-            state.handlers = [:]
-            defer { state.continuations = [:] }
-            return Array(state.continuations.values)
+            state.handlers = []
+            defer { state.continuations = [] }
+            return state.continuations
         }
-        for continuation in continuations { continuation.finish() }
+        for entry in continuations { entry.continuation.finish() }
     }
 
     /// The number of live subscriptions.

@@ -83,6 +83,8 @@ private struct JSONParser {
     let bytes: [UInt8]
     var index = 0
     var depth = 0
+    /// The members of the objects being parsed, innermost last.
+    var pendingMembers: [(String, JSONValue)] = []
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -141,12 +143,15 @@ private struct JSONParser {
         try enter()
         defer { depth -= 1 }
         index += 1
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object([:])
         }
+        // Members gather on a stack shared by all nesting levels, then fill a dictionary sized once (growing one
+        // member at a time rehashed it at every power of two).
+        let start = pendingMembers.count
+        defer { pendingMembers.removeSubrange(start...) }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key") }
@@ -155,14 +160,15 @@ private struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            pendingMembers.append((key, try parseValue()))
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") {
                 index += 1
             } else if bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object(members)
+                // A repeated key keeps its last value, as it did.
+                return .object(Dictionary(pendingMembers[start...], uniquingKeysWith: { _, last in last }))
             } else {
                 throw error("expected ',' or '}'")
             }
