@@ -500,6 +500,7 @@ let package = Package(
             name: "CastMediaServerTests",
             dependencies: [
                 "CastMediaServer",
+                "CastTransport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import CastTransport
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
@@ -353,7 +354,7 @@ private final class SparseReader: ByteRangeReader {
         for sample in samples {
             for length in 0...sample.count { _ = MediaSniffer.sniff(Array(sample.prefix(length))) }
         }
-        var generator = SplitMixGenerator(seed: 3)
+        var generator = SplitMix64(seed: 3)
         for _ in 0..<3000 {
             let count = Int(generator.next() % 600)
             var bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
@@ -837,7 +838,7 @@ private final class SparseReader: ByteRangeReader {
     }
 
     @Test func randomBytesNeverCrashAnyParser() async {
-        var generator = SplitMixGenerator(seed: 5)
+        var generator = SplitMix64(seed: 5)
         let heads: [[UInt8]] = [
             MP4Builder.ftyp, Self.webmHeader, Self.webmHeader + EBMLBuilder.id(0x1853_8067) + EBMLBuilder.unknownSize,
             Array("#EXTM3U\n".utf8), Array("RIFF\0\0\0\0WAVE".utf8), Array("fLaC".utf8), [],

@@ -1,3 +1,4 @@
+import CastTransport
 import Testing
 
 @testable import CastMediaServer
@@ -179,7 +180,7 @@ import Testing
         Self.expectInvalid(Array("#EXTM3U\n\n# nothing here\n".utf8))
         Self.expectInvalid(Array("[playlist]\nNumberOfEntries=0\n".utf8), path: "/tmp/x.pls")
         Self.expectInvalid([0x00, 0x00, 0x00, 0x20, 0x66, 0x74, 0x79, 0x70] + Array(repeating: 0x00, count: 64))
-        var generator = SplitMixGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         for _ in 0..<200 {
             let garbage = (0..<Int(generator.next() % 512 + 64)).map { _ in UInt8(truncatingIfNeeded: generator.next())
             }
@@ -190,7 +191,7 @@ import Testing
     }
 
     @Test func arbitraryBytesNeverCrash() {
-        var generator = SplitMixGenerator(seed: 11)
+        var generator = SplitMix64(seed: 11)
         let alphabet =
             Array("#EXTINF:,[playlist]File1=Title=/\\.%:\r\n file://a ".utf8) + [0xFF, 0xFE, 0xEF, 0xBB, 0xBF, 0x92]
         for _ in 0..<2000 {

@@ -1,3 +1,4 @@
+import CastTransport
 import Foundation
 import Testing
 
@@ -681,7 +682,7 @@ private func expectValidMarkup(_ text: String, sourceLocation: SourceLocation) {
     /// Deterministic mutations of valid files: whatever comes in, the converter either throws
     /// `invalidSubtitles` or writes a well-formed document.
     @Test func mutatedInputsGiveWellFormedOutput() {
-        var generator = SplitMixGenerator(seed: 0x5EED_CA57)
+        var generator = SplitMix64(seed: 0x5EED_CA57)
         let seeds: [(SubtitleFormat, String)] = [
             (.subRip, SubRipTests.malformedCorpus.joined(separator: "\n")),
             (

@@ -107,7 +107,7 @@ struct CastMessageWireTests {
             }
         }
         #expect(bodies.count > 50)
-        var random = SeededGenerator(seed: 0x5EED_CA57)
+        var random = SplitMix64(seed: 0x5EED_CA57)
         for _ in 0..<20_000 {
             var body = bodies[Int.random(in: 0..<bodies.count, using: &random)]
             for _ in 0...Int.random(in: 0..<4, using: &random) where !body.isEmpty {
@@ -166,18 +166,5 @@ struct CastMessageWireTests {
         fields.payloadBinary = proto.hasPayloadBinary ? Array(proto.payloadBinary) : nil
         fields.continued = proto.continued
         return try CastMessage(validating: fields)
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing mutation can be found again.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
