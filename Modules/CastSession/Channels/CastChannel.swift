@@ -52,8 +52,8 @@ open class CastChannel: @unchecked Sendable {
     /// connection is backed up (the receiver reads slower than we send). Messages go out in the order sent.
     ///
     /// - Throws: ``CastSessionError`` with ``CastSessionError/Code/channelNotConnected`` when not connected;
-    ///   ``CastTransportError`` with ``CastTransportError/Code/messageTooLarge`` when the message exceeds the 64 KiB
-    ///   frame limit.
+    ///   `CastTransport.CastTransportError` with code `messageTooLarge` when the message exceeds the 64 KiB frame
+    ///   limit.
     public final func sendTextMessage(_ message: String) async throws {
         try await send(.string(message))
     }
