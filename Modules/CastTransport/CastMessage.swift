@@ -129,7 +129,8 @@ extension CastMessage {
         self.namespace = namespace
     }
 
-    /// The protobuf form sent on the wire (protocol version CASTV2_1_0, as every known peer sends).
+    /// The generated SwiftProtobuf form (protocol version CASTV2_1_0): what ``CastMessageWire`` writes byte for
+    /// byte, kept as the reference its tests compare against.
     package var proto: ProtoCastMessage {
         var proto = ProtoCastMessage()
         proto.protocolVersion = .castv210

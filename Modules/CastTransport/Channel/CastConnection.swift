@@ -590,9 +590,14 @@ public final class CastConnection: Sendable {
     public func send(_ message: CastMessage) async throws {
         let channel = try currentChannel()
         try message.checkFrameSize()
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        write(RouterCommand.send(message), on: channel, promise: written)
+        try await Self.awaitWrite(written)
+    }
+
+    /// Waits for a write; a failure that is not already a transport error becomes ``CastTransportError/Code/connectionClosed``.
+    private static func awaitWrite(_ written: EventLoopPromise<Void>) async throws {
         do {
-            let written = channel.eventLoop.makePromise(of: Void.self)
-            write(RouterCommand.send(message), on: channel, promise: written)
             try await written.futureResult.get()
         } catch let error as CastTransportError {
             throw error
@@ -711,13 +716,7 @@ public final class CastConnection: Sendable {
         }
         let written = channel.eventLoop.makePromise(of: Void.self)
         post([message], on: channel, length: length, promise: written)
-        do {
-            try await written.futureResult.get()
-        } catch let error as CastTransportError {
-            throw error
-        } catch {
-            throw CastTransportError(.connectionClosed, "sending failed: \(error)", cause: error)
-        }
+        try await Self.awaitWrite(written)
     }
 
     /// Writes and flushes `command` now when that keeps the order (off the event loop NIO queues it; on it, only

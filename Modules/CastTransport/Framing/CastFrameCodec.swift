@@ -92,13 +92,7 @@ struct CastMessageEncoder: MessageToByteEncoder {
     typealias OutboundIn = CastMessage
 
     func encode(data: CastMessage, out: inout ByteBuffer) throws {
-        let length = CastMessageWire.bodyLength(of: data)
-        guard length <= CastFrame.maximumBodyLength else {
-            throw CastTransportError(
-                .messageTooLarge,
-                "a \(length)-byte message on \(data.namespace) exceeds the \(CastFrame.maximumBodyLength)-byte limit"
-            )
-        }
+        let length = try data.checkFrameSize()
         out.reserveCapacity(minimumWritableBytes: CastFrame.headerLength + length)
         out.writeInteger(UInt32(length), endianness: .big)
         CastMessageWire.writeBody(of: data, to: &out)
