@@ -75,6 +75,12 @@ struct CastMessageWireTests {
             valid + [0x3A, 0x02, 0xC3, 0xA9],  // STRING with both payloads: the text wins
             valid + [0x32, 0x01, 0xFF],  // invalid UTF-8 text
             valid + [0x22, 0x02, 0xC3, 0x28],  // invalid UTF-8 namespace
+            valid + [0x32, 0x02, 0xC0, 0x80],  // an overlong NUL
+            valid + [0x32, 0x03, 0xED, 0xA0, 0x80],  // a UTF-16 surrogate
+            valid + [0x32, 0x04, 0xF4, 0x90, 0x80, 0x80],  // past U+10FFFF
+            valid + [0x32, 0x03, 0xF0, 0x9F, 0x98],  // a four-byte sequence cut short
+            valid + [0x32, 0x07, 0xE2, 0x82, 0xAC, 0xF0, 0x9F, 0x98, 0x80],  // € and 😀: valid
+            valid + [0x32, 0x01, 0x00],  // a NUL: valid UTF-8
             valid + [0x58] + Array(repeating: 0xFF, count: 9) + [0x01],  // a ten-byte varint
             valid + [0x58] + Array(repeating: 0xFF, count: 9) + [0x7F],  // a ten-byte varint, high bits dropped
             valid + [0x58] + Array(repeating: 0xFF, count: 10) + [0x01],  // eleven bytes
