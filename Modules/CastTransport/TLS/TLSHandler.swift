@@ -17,7 +17,9 @@ package struct AbortConnectionEvent: Sendable {
 ///
 /// The handler never blocks and never owns a thread: bytes from the socket go into OpenSSL's read BIO,
 /// whatever OpenSSL wants to send is drained from its write BIO into the pipeline. Writes issued before the
-/// handshake completes are held and sent once it does. Closing sends `close_notify`; a peer's `close_notify`
+/// handshake completes are held and sent once it does. Writes between two flushes are sealed together, as
+/// records of up to 16 KiB, and the records one socket read brings are read into one buffer: a record per
+/// message cost a cipher setup, a buffer and a trip through the pipeline each. Closing sends `close_notify`; a peer's `close_notify`
 /// is answered and closes the channel cleanly. Every failure is fired as a ``CastTransportError`` carrying
 /// OpenSSL's error queue, and the channel is closed.
 final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -40,11 +42,16 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var state = State.idle
     private var sawFirstByte = false
     private var pendingWrites: [(ByteBuffer, EventLoopPromise<Void>?)] = []
+    /// Plaintext written since the last flush, not yet given to OpenSSL, and the promise of its write (later
+    /// writes' promises cascade from it).
+    private var unsealed: ByteBuffer?
+    private var unsealedPromise: EventLoopPromise<Void>?
     private var handshakeTimer: Scheduled<Void>?
     /// The certificate the peer presented (DER), once the handshake is done; empty when it presented none.
     private(set) var peerCertificate: [UInt8] = []
-    /// The largest TLS record's plaintext; one read never yields more.
-    private static let readChunk = 16 * 1024
+    /// The largest TLS record's plaintext: what one read buffer holds, and how much unflushed plaintext is
+    /// sealed without waiting for the flush.
+    private static let recordSize = 16 * 1024
 
     /// - Parameters:
     ///   - context: The shared settings; its role decides who starts the handshake.
@@ -160,8 +167,8 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireUserInboundEventTriggered(TLSHandshakeCompleted(protocolVersion: version))
             let writes = pendingWrites
             pendingWrites = []
-            for (buffer, promise) in writes { writePlaintext(context: context, buffer, promise: promise) }
-            if !writes.isEmpty { context.flush() }
+            for (buffer, promise) in writes { gather(context: context, buffer, promise: promise) }
+            if !writes.isEmpty { flush(context: context) }
             return
         }
         let error = SSL_get_error(ssl, result)
@@ -177,18 +184,27 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func readPlaintext(context: ChannelHandlerContext) {
+        var plaintext: ByteBuffer?
+        // Records fill one buffer; it goes up the pipeline when full and when OpenSSL has no more.
+        func deliver() {
+            if let buffer = plaintext.take(), buffer.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(buffer)) }
+        }
         while state == .active, let ssl {
-            var plaintext = context.channel.allocator.buffer(capacity: Self.readChunk)
+            if plaintext?.writableBytes ?? 0 == 0 {
+                deliver()
+                guard state == .active else { return }
+                plaintext = context.channel.allocator.buffer(capacity: Self.recordSize)
+            }
             var count: Int32 = 0
-            plaintext.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readChunk) { bytes in
-                count = SSL_read(ssl, bytes.baseAddress, Int32(Self.readChunk))
+            plaintext!.writeWithUnsafeMutableBytes(minimumWritableBytes: 0) { bytes in
+                count = SSL_read(ssl, bytes.baseAddress, Int32(bytes.count))
                 return max(0, Int(count))
             }
-            if count > 0 {
-                context.fireChannelRead(wrapInboundOut(plaintext))
-                continue
-            }
+            if count > 0 { continue }
+            // Asked before delivering: a handler above may write, and a write changes what OpenSSL would say.
             let error = SSL_get_error(ssl, count)
+            deliver()
+            guard state == .active else { return }
             if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE {
                 break
             } else if error == SSL_ERROR_ZERO_RETURN {
@@ -217,39 +233,64 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .idle, .handshaking:
             pendingWrites.append((buffer, promise))
         case .active:
-            writePlaintext(context: context, buffer, promise: promise)
+            gather(context: context, buffer, promise: promise)
         case .closed:
             promise?.fail(CastTransportError(.connectionClosed, "the TLS connection is closed"))
         }
     }
 
-    private func writePlaintext(context: ChannelHandlerContext, _ buffer: ByteBuffer, promise: EventLoopPromise<Void>?)
-    {
+    /// Adds a write to the unsealed plaintext; seals it once it fills a record.
+    private func gather(context: ChannelHandlerContext, _ buffer: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        if var gathered = unsealed.take() {
+            // Copied, not kept: the encoder above reuses its buffer for the next message.
+            gathered.writeImmutableBuffer(buffer)
+            unsealed = gathered
+        } else {
+            // A lone write between flushes (a request) is sealed as it is.
+            unsealed = buffer
+        }
+        if let promise {
+            if let first = unsealedPromise {
+                first.futureResult.cascade(to: promise)
+            } else {
+                unsealedPromise = promise
+            }
+        }
+        if unsealed!.readableBytes >= Self.recordSize { seal(context: context) }
+    }
+
+    /// Encrypts the unsealed plaintext and passes the records down, with the promise of the writes in it.
+    private func seal(context: ChannelHandlerContext) {
+        guard var plaintext = unsealed.take() else { return }
+        let promise = unsealedPromise.take()
         guard let ssl else {
             promise?.fail(CastTransportError(.connectionClosed, "the TLS connection is closed"))
             return
         }
-        var remaining = buffer
-        while remaining.readableBytes > 0 {
-            let written = remaining.withUnsafeReadableBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
+        while plaintext.readableBytes > 0 {
+            let written = plaintext.withUnsafeReadableBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
             guard written > 0 else {
                 let error = OpenSSLErrorQueue.error(.tlsFailure, "TLS write failed")
                 promise?.fail(error)
                 fail(context: context, error)
                 return
             }
-            remaining.moveReaderIndex(forwardBy: Int(written))
+            plaintext.moveReaderIndex(forwardBy: Int(written))
         }
         flushCiphertext(context: context, promise: promise)
     }
 
     func flush(context: ChannelHandlerContext) {
-        if state == .active { context.flush() }
+        guard state == .active else { return }
+        seal(context: context)
+        context.flush()
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if state == .active, mode == .all, let ssl {
-            // close_notify, then close without waiting for the peer's reply (a unidirectional shutdown).
+            // What was written goes first, then close_notify; the close does not wait for the peer's reply (a
+            // unidirectional shutdown).
+            seal(context: context)
             SSL_shutdown(ssl)
             flushCiphertext(context: context, promise: nil)
             context.flush()
@@ -324,6 +365,8 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func failPendingWrites(_ error: CastTransportError) {
         let writes = pendingWrites
         pendingWrites = []
+        unsealed = nil
+        unsealedPromise.take()?.fail(error)
         for (_, promise) in writes { promise?.fail(error) }
     }
 

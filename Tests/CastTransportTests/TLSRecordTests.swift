@@ -1,0 +1,134 @@
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import CastTransport
+
+/// ``TLSHandler``'s records: writes between flushes sealed together, records of one socket read delivered as one
+/// buffer, unflushed writes sealed before close_notify. Real OpenSSL on both ends, bytes carried by hand between
+/// two embedded channels.
+@Suite("TLS records: sealing per flush, reading per socket read")
+struct TLSRecordTests {
+    /// A client and a server `TLSHandler`, handshaken.
+    private struct Pair {
+        let client = EmbeddedChannel()
+        let server = EmbeddedChannel()
+
+        init() throws {
+            try server.pipeline.syncOperations.addHandler(
+                TLSHandler(context: try TransportTestKit.serverContext(), handshakePromise: nil)
+            )
+            try client.pipeline.syncOperations.addHandler(
+                TLSHandler(context: try TLSContext.makeClientContext(), handshakePromise: nil)
+            )
+            let address = try SocketAddress(ipAddress: "127.0.0.1", port: 8009)
+            try server.connect(to: address).wait()
+            try client.connect(to: address).wait()
+            for _ in 0..<10 { _ = try carry(from: client, to: server) + carry(from: server, to: client) }
+        }
+
+        /// Moves what `source` flushed to `destination` as one inbound buffer; answers the ciphertext moved.
+        @discardableResult
+        func carry(from source: EmbeddedChannel, to destination: EmbeddedChannel) throws -> [UInt8] {
+            var ciphertext = ByteBuffer()
+            while var chunk = try source.readOutbound(as: ByteBuffer.self) { ciphertext.writeBuffer(&chunk) }
+            guard ciphertext.readableBytes > 0 else { return [] }
+            let bytes = Array(ciphertext.readableBytesView)
+            try destination.writeInbound(ciphertext)
+            return bytes
+        }
+
+        /// The plaintext buffers `channel` delivered upwards, in order.
+        func delivered(to channel: EmbeddedChannel) throws -> [[UInt8]] {
+            var buffers: [[UInt8]] = []
+            while let buffer = try channel.readInbound(as: ByteBuffer.self) {
+                buffers.append(Array(buffer.readableBytesView))
+            }
+            return buffers
+        }
+    }
+
+    /// The outer content types of the TLS records in `bytes` (23: application data).
+    private static func recordTypes(_ bytes: [UInt8]) -> [UInt8] {
+        var types: [UInt8] = []
+        var index = 0
+        while index + 5 <= bytes.count {
+            types.append(bytes[index])
+            index += 5 + Int(bytes[index + 3]) << 8 + Int(bytes[index + 4])
+        }
+        #expect(index == bytes.count, "the ciphertext ends inside a record")
+        return types
+    }
+
+    private static func message(_ index: Int, size: Int = 100) -> [UInt8] {
+        (0..<size).map { UInt8(truncatingIfNeeded: index &+ $0) }
+    }
+
+    @Test func writesBetweenTwoFlushesGoOutAsOneRecordAndEveryPromiseCompletes() throws {
+        let pair = try Pair()
+        var futures: [EventLoopFuture<Void>] = []
+        for index in 0..<32 {
+            let promise = pair.client.eventLoop.makePromise(of: Void.self)
+            pair.client.write(ByteBuffer(bytes: Self.message(index)), promise: promise)
+            futures.append(promise.futureResult)
+        }
+        #expect(try pair.carry(from: pair.client, to: pair.server).isEmpty, "nothing goes out before the flush")
+        pair.client.flush()
+        let ciphertext = try pair.carry(from: pair.client, to: pair.server)
+        #expect(Self.recordTypes(ciphertext) == [23])
+        for future in futures { try future.wait() }
+        #expect(try pair.delivered(to: pair.server) == [(0..<32).flatMap { Self.message($0) }])
+    }
+
+    @Test func unflushedPlaintextIsSealedOnceItFillsARecord() throws {
+        let pair = try Pair()
+        for index in 0..<40 { pair.client.write(ByteBuffer(bytes: Self.message(index, size: 1024)), promise: nil) }
+        pair.client.flush()
+        let ciphertext = try pair.carry(from: pair.client, to: pair.server)
+        #expect(Self.recordTypes(ciphertext) == [23, 23, 23])
+        #expect(
+            try pair.delivered(to: pair.server).joined().elementsEqual(
+                (0..<40).flatMap { Self.message($0, size: 1024) }
+            )
+        )
+    }
+
+    @Test func theRecordsOfOneSocketReadGoUpAsOneBuffer() throws {
+        let pair = try Pair()
+        var ciphertext = ByteBuffer()
+        for index in 0..<5 {
+            try pair.client.writeAndFlush(ByteBuffer(bytes: Self.message(index))).wait()
+            while var chunk = try pair.client.readOutbound(as: ByteBuffer.self) { ciphertext.writeBuffer(&chunk) }
+        }
+        #expect(Self.recordTypes(Array(ciphertext.readableBytesView)) == [23, 23, 23, 23, 23])
+        try pair.server.writeInbound(ciphertext)
+        #expect(try pair.delivered(to: pair.server) == [(0..<5).flatMap { Self.message($0) }])
+    }
+
+    @Test func aCloseSealsUnflushedWritesBeforeCloseNotify() throws {
+        let pair = try Pair()
+        for index in 0..<3 { pair.client.write(ByteBuffer(bytes: Self.message(index)), promise: nil) }
+        try pair.client.close().wait()
+        let ciphertext = try pair.carry(from: pair.client, to: pair.server)
+        // TLS 1.3 encrypts the alert too: the data, then close_notify, both as application data on the outside.
+        #expect(Self.recordTypes(ciphertext) == [23, 23])
+        #expect(try pair.delivered(to: pair.server) == [(0..<3).flatMap { Self.message($0) }])
+        #expect(!pair.server.isActive, "the server saw close_notify after the data and closed")
+    }
+
+    @Test func anAbortFailsTheUnsealedWrites() throws {
+        let pair = try Pair()
+        let promise = pair.client.eventLoop.makePromise(of: Void.self)
+        pair.client.write(ByteBuffer(bytes: Self.message(0)), promise: promise)
+        pair.client.pipeline.triggerUserOutboundEvent(AbortConnectionEvent(), promise: nil)
+        // Read without waiting: an embedded loop's future that never completes would block the test.
+        var outcome: Result<Void, any Error>?
+        promise.futureResult.whenComplete { outcome = $0 }
+        pair.client.embeddedEventLoop.run()
+        guard case .failure(let error as CastTransportError) = outcome else {
+            Issue.record("the write did not fail with a transport error: \(String(describing: outcome))")
+            return
+        }
+        #expect(error.code == .connectionClosed)
+    }
+}
