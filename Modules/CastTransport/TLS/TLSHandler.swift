@@ -187,7 +187,9 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var plaintext: ByteBuffer?
         // Records fill one buffer; it goes up the pipeline when full and when OpenSSL has no more.
         func deliver() {
-            if let buffer = plaintext.take(), buffer.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(buffer)) }
+            if let buffer = plaintext.take(), buffer.readableBytes > 0 {
+                context.fireChannelRead(wrapInboundOut(buffer))
+            }
         }
         while state == .active, let ssl {
             if plaintext?.writableBytes ?? 0 == 0 {
