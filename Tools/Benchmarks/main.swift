@@ -1,13 +1,14 @@
 // cast-benchmarks: prints the figures the README reports. Not a test: nothing here asserts a time.
 //
-//   swift run -c release cast-benchmarks [--devices 1000] [--only codec|round-trip|session-start|scale|attack|transcode]
+//   swift run -c release cast-benchmarks [--devices 1000] [--only codec|status|round-trip|session-start|scale|attack|transcode]
 //   swift run -c release cast-benchmarks --castd [--devices 1000] [--only devices|commands|events|cli]
 //       (castd's figures only; needs the cast and cast-receiver products of the same configuration built:
 //       swift build -c release --product cast, and --product cast-receiver)
 //   swift run -c release cast-benchmarks --host HOST:PORT … | --table DIR
 //       (the side-by-side benchmark against a running receiver: HostBenchmark.swift; Tools/bench/run.sh runs it)
 //
-// 1. Frame codec throughput (encode + decode of a typical MEDIA_STATUS frame).
+// 1. Frame codec throughput (encode + decode of a typical MEDIA_STATUS frame); a reply's status from text: the
+//    JSON parse and the MediaStatus decode of the emulator's PAUSE reply, apart.
 // 2. Request round trip over TLS on loopback (GET_STATUS to an emulated device), p50/p99.
 // 3. Session start against a local emulator (connect, TLS, launch, app connect), p50/p99.
 // 4. Scale: N emulated devices in one process, then N concurrent sessions (one per device) from this same
@@ -95,6 +96,39 @@ func codecBenchmark() throws {
     let elapsed = seconds(ContinuousClock.now - start)
     print(
         "codec: \(iterations) MEDIA_STATUS frames (\(bytes / iterations) bytes) encoded+decoded in \(String(format: "%.2f", elapsed)) s → \(Int(Double(iterations) / elapsed)) frames/s"
+    )
+}
+
+/// The sender's work on a media reply, without I/O: parsing the emulator's MEDIA_STATUS for a PAUSE (the side-by-side
+/// benchmark's reply) and decoding its status.
+func statusBenchmark() throws {
+    let text = """
+        {"requestId":6,"status":[{"activeTrackIds":[],"currentItemId":1,"currentTime":0.0019352930000000046,\
+        "items":[{"autoplay":true,"itemId":1,"media":{"contentId":"https://media.example.com/bench.mp4",\
+        "contentType":"video/mp4","duration":600,"streamType":"BUFFERED"}}],"media":{"contentId":\
+        "https://media.example.com/bench.mp4","contentType":"video/mp4","duration":600,"streamType":"BUFFERED"},\
+        "mediaSessionId":1,"playbackRate":1,"playerState":"PAUSED","repeatMode":"REPEAT_OFF",\
+        "supportedMediaCommands":274447,"videoInfo":{"hdrType":"sdr","height":1080,"width":1920},\
+        "volume":{"level":1,"muted":false}}],"type":"MEDIA_STATUS"}
+        """
+    let iterations = 100_000
+    var start = ContinuousClock.now
+    var parsed: JSONValue = .null
+    for _ in 0..<iterations { parsed = try JSONValue(parsing: text) }
+    let parse = seconds(ContinuousClock.now - start) / Double(iterations) * 1e6
+    let entry = parsed["status"]?.arrayValue?.first ?? .null
+    start = ContinuousClock.now
+    var sessions = 0
+    for _ in 0..<iterations { sessions &+= try MediaStatus(json: entry).mediaSessionID }
+    let decode = seconds(ContinuousClock.now - start) / Double(iterations) * 1e6
+    print(
+        String(
+            format: "status: a %d-byte MEDIA_STATUS parsed in %.2f µs, its status decoded in %.2f µs (%d)",
+            text.utf8.count,
+            parse,
+            decode,
+            sessions / iterations
+        )
     )
 }
 
@@ -356,6 +390,7 @@ if CommandLine.arguments.contains("--castd") {
     exit(0)
 }
 if runs("codec") { try codecBenchmark() }
+if runs("status") { try statusBenchmark() }
 if runs("round-trip") { try await roundTripBenchmark() }
 if runs("session-start") { try await sessionStartBenchmark() }
 if runs("scale") { try await scaleBenchmark(devices: deviceCount) }
