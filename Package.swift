@@ -422,7 +422,7 @@ let package = Package(
         .testTarget(
             name: "CastTransportTests",
             dependencies: [
-                "CastTransport",
+                "CastTransport", "COpenSSL",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import COpenSSL
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -5,7 +6,7 @@ import Testing
 @testable import CastTransport
 
 /// ``TLSHandler``'s records: writes between flushes sealed together, records of one socket read delivered as one
-/// buffer, unflushed writes sealed before close_notify. Real OpenSSL on both ends, bytes carried by hand between
+/// buffer, unflushed writes sealed before close_notify, OpenSSL's per-thread error queue cleared before each call. Real OpenSSL on both ends, bytes carried by hand between
 /// two embedded channels.
 @Suite("TLS records: sealing per flush, reading per socket read")
 struct TLSRecordTests {
@@ -130,5 +131,27 @@ struct TLSRecordTests {
             return
         }
         #expect(error.code == .connectionClosed)
+    }
+
+    /// Leaves an error in this thread's OpenSSL queue, as a failed certificate parse elsewhere on the event loop
+    /// does when nobody drains it.
+    private static func leaveAnOpenSSLError() {
+        let garbage: [UInt8] = [0x30, 0x03, 0x02]
+        garbage.withUnsafeBufferPointer { bytes in
+            var cursor = bytes.baseAddress
+            _ = d2i_X509(nil, &cursor, bytes.count)
+        }
+    }
+
+    @Test func anErrorAnotherCallLeftQueuedDoesNotFailTheConnection() throws {
+        let pair = try Pair()
+        Self.leaveAnOpenSSLError()
+        #expect(ERR_peek_error() != 0)
+        try pair.client.writeAndFlush(ByteBuffer(bytes: Self.message(1))).wait()
+        Self.leaveAnOpenSSLError()
+        try pair.carry(from: pair.client, to: pair.server)
+        #expect(try pair.delivered(to: pair.server) == [Self.message(1)])
+        #expect(pair.server.isActive, "the server read the record and kept the connection")
+        ERR_clear_error()
     }
 }

@@ -43,7 +43,8 @@ stop_receiver() {
 run() {
     local log
     log=$(mktemp)
-    timeout 180 "$venv/bin/python" "$@" | tee "$log" || status=1
+    # Unbuffered: a script the timeout kills still shows how far it got.
+    timeout 180 "$venv/bin/python" -u "$@" | tee "$log" || status=1
     local line
     line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log" | tail -1)
     rm -f "$log"

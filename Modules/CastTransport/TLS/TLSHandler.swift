@@ -21,7 +21,9 @@ package struct AbortConnectionEvent: Sendable {
 /// records of up to 16 KiB, and the records one socket read brings are read into one buffer: a record per
 /// message cost a cipher setup, a buffer and a trip through the pipeline each. Closing sends `close_notify`; a peer's `close_notify`
 /// is answered and closes the channel cleanly. Every failure is fired as a ``CastTransportError`` carrying
-/// OpenSSL's error queue, and the channel is closed.
+/// OpenSSL's error queue, and the channel is closed. The queue is per thread and shared by every connection on
+/// the event loop: it is cleared before each handshake step, read and write, as `SSL_get_error` requires, so an
+/// error another connection or library call left behind does not fail this one.
 final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -153,6 +155,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func advanceHandshake(context: ChannelHandlerContext) {
         guard let ssl else { return }
+        ERR_clear_error()
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             state = .active
@@ -198,6 +201,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 plaintext = context.channel.allocator.buffer(capacity: Self.recordSize)
             }
             var count: Int32 = 0
+            ERR_clear_error()
             plaintext!.writeWithUnsafeMutableBytes(minimumWritableBytes: 0) { bytes in
                 count = SSL_read(ssl, bytes.baseAddress, Int32(bytes.count))
                 return max(0, Int(count))
@@ -270,6 +274,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         while plaintext.readableBytes > 0 {
+            ERR_clear_error()
             let written = plaintext.withUnsafeReadableBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
             guard written > 0 else {
                 let error = OpenSSLErrorQueue.error(.tlsFailure, "TLS write failed")
