@@ -5,10 +5,10 @@ import Testing
 
 @testable import CastTransport
 
-/// ``TLSHandler``'s records: writes between flushes sealed together, records of one socket read delivered as one
-/// buffer, unflushed writes sealed before close_notify, OpenSSL's per-thread error queue cleared before each call. Real OpenSSL on both ends, bytes carried by hand between
+/// ``TLSHandler``'s records: a record per write, the records written between flushes passed down as one buffer,
+/// records of one socket read delivered as one buffer, unflushed writes sent before close_notify, OpenSSL's per-thread error queue cleared before each call. Real OpenSSL on both ends, bytes carried by hand between
 /// two embedded channels.
-@Suite("TLS records: sealing per flush, reading per socket read")
+@Suite("TLS records: a record per write, one buffer per flush and per socket read")
 struct TLSRecordTests {
     /// A client and a server `TLSHandler`, handshaken.
     private struct Pair {
@@ -65,7 +65,16 @@ struct TLSRecordTests {
         (0..<size).map { UInt8(truncatingIfNeeded: index &+ $0) }
     }
 
-    @Test func writesBetweenTwoFlushesGoOutAsOneRecordAndEveryPromiseCompletes() throws {
+    /// The ciphertext buffers `channel` passed to the socket, each as bytes.
+    private static func outbound(of channel: EmbeddedChannel) throws -> [[UInt8]] {
+        var buffers: [[UInt8]] = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
+            buffers.append(Array(buffer.readableBytesView))
+        }
+        return buffers
+    }
+
+    @Test func writesBetweenTwoFlushesGoDownAsOneBufferOfOneRecordEachAndEveryPromiseCompletes() throws {
         let pair = try Pair()
         var futures: [EventLoopFuture<Void>] = []
         for index in 0..<32 {
@@ -73,23 +82,28 @@ struct TLSRecordTests {
             pair.client.write(ByteBuffer(bytes: Self.message(index)), promise: promise)
             futures.append(promise.futureResult)
         }
-        #expect(try pair.carry(from: pair.client, to: pair.server).isEmpty, "nothing goes out before the flush")
+        #expect(try Self.outbound(of: pair.client).isEmpty, "nothing goes out before the flush")
         pair.client.flush()
-        let ciphertext = try pair.carry(from: pair.client, to: pair.server)
-        #expect(Self.recordTypes(ciphertext) == [23])
+        let buffers = try Self.outbound(of: pair.client)
+        #expect(buffers.count == 1)
+        // One message per record, as devices send them: a reader that selects on its socket sees each.
+        #expect(Self.recordTypes(buffers.joined().map { $0 }) == Array(repeating: 23, count: 32))
         for future in futures { try future.wait() }
+        try pair.server.writeInbound(ByteBuffer(bytes: buffers.joined()))
         #expect(try pair.delivered(to: pair.server) == [(0..<32).flatMap { Self.message($0) }])
     }
 
-    @Test func unflushedPlaintextIsSealedOnceItFillsARecord() throws {
+    @Test func sealedCiphertextPastItsLimitGoesDownBeforeTheFlush() throws {
         let pair = try Pair()
-        for index in 0..<40 { pair.client.write(ByteBuffer(bytes: Self.message(index, size: 1024)), promise: nil) }
+        for index in 0..<100 { pair.client.write(ByteBuffer(bytes: Self.message(index, size: 1024)), promise: nil) }
         pair.client.flush()
-        let ciphertext = try pair.carry(from: pair.client, to: pair.server)
-        #expect(Self.recordTypes(ciphertext) == [23, 23, 23])
+        let buffers = try Self.outbound(of: pair.client)
+        #expect(buffers.count == 2, "64 KiB went down unflushed, the rest with the flush")
+        #expect(Self.recordTypes(buffers.joined().map { $0 }).count == 100)
+        try pair.server.writeInbound(ByteBuffer(bytes: buffers.joined()))
         #expect(
             try pair.delivered(to: pair.server).joined().elementsEqual(
-                (0..<40).flatMap { Self.message($0, size: 1024) }
+                (0..<100).flatMap { Self.message($0, size: 1024) }
             )
         )
     }
@@ -106,13 +120,13 @@ struct TLSRecordTests {
         #expect(try pair.delivered(to: pair.server) == [(0..<5).flatMap { Self.message($0) }])
     }
 
-    @Test func aCloseSealsUnflushedWritesBeforeCloseNotify() throws {
+    @Test func aCloseSendsUnflushedWritesBeforeCloseNotify() throws {
         let pair = try Pair()
         for index in 0..<3 { pair.client.write(ByteBuffer(bytes: Self.message(index)), promise: nil) }
         try pair.client.close().wait()
         let ciphertext = try pair.carry(from: pair.client, to: pair.server)
-        // TLS 1.3 encrypts the alert too: the data, then close_notify, both as application data on the outside.
-        #expect(Self.recordTypes(ciphertext) == [23, 23])
+        // TLS 1.3 encrypts the alert too: the three writes, then close_notify, all application data outside.
+        #expect(Self.recordTypes(ciphertext) == [23, 23, 23, 23])
         #expect(try pair.delivered(to: pair.server) == [(0..<3).flatMap { Self.message($0) }])
         #expect(!pair.server.isActive, "the server saw close_notify after the data and closed")
     }

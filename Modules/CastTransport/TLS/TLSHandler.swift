@@ -17,9 +17,11 @@ package struct AbortConnectionEvent: Sendable {
 ///
 /// The handler never blocks and never owns a thread: bytes from the socket go into OpenSSL's read BIO,
 /// whatever OpenSSL wants to send is drained from its write BIO into the pipeline. Writes issued before the
-/// handshake completes are held and sent once it does. Writes between two flushes are sealed together, as
-/// records of up to 16 KiB, and the records one socket read brings are read into one buffer: a record per
-/// message cost a cipher setup, a buffer and a trip through the pipeline each. Closing sends `close_notify`; a peer's `close_notify`
+/// handshake completes are held and sent once it does. Each write is sealed as its own record, as devices send
+/// one message per record (a reader that waits on its socket, like pychromecast's select loop, does not notice a
+/// second message in a record it has already read: it waited five seconds for it), but the records written
+/// between two flushes go down the pipeline as one buffer, and the records one socket read brings go up as one:
+/// a buffer and a trip through the pipeline per message cost more than the cipher. Closing sends `close_notify`; a peer's `close_notify`
 /// is answered and closes the channel cleanly. Every failure is fired as a ``CastTransportError`` carrying
 /// OpenSSL's error queue, and the channel is closed. The queue is per thread and shared by every connection on
 /// the event loop: it is cleared before each handshake step, read and write, as `SSL_get_error` requires, so an
@@ -44,16 +46,17 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var state = State.idle
     private var sawFirstByte = false
     private var pendingWrites: [(ByteBuffer, EventLoopPromise<Void>?)] = []
-    /// Plaintext written since the last flush, not yet given to OpenSSL, and the promise of its write (later
-    /// writes' promises cascade from it).
-    private var unsealed: ByteBuffer?
-    private var unsealedPromise: EventLoopPromise<Void>?
+    /// The promise of the records sealed since the last flush, still in OpenSSL's write BIO (later writes'
+    /// promises cascade from it).
+    private var sealedPromise: EventLoopPromise<Void>?
     private var handshakeTimer: Scheduled<Void>?
     /// The certificate the peer presented (DER), once the handshake is done; empty when it presented none.
     private(set) var peerCertificate: [UInt8] = []
-    /// The largest TLS record's plaintext: what one read buffer holds, and how much unflushed plaintext is
-    /// sealed without waiting for the flush.
+    /// The largest TLS record's plaintext: what one read buffer holds.
     private static let recordSize = 16 * 1024
+    /// How much sealed ciphertext waits for the flush before it goes down anyway, so the channel's writability
+    /// counts it.
+    private static let heldCiphertextLimit = 64 * 1024
 
     /// - Parameters:
     ///   - context: The shared settings; its role decides who starts the handshake.
@@ -170,7 +173,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireUserInboundEventTriggered(TLSHandshakeCompleted(protocolVersion: version))
             let writes = pendingWrites
             pendingWrites = []
-            for (buffer, promise) in writes { gather(context: context, buffer, promise: promise) }
+            for (buffer, promise) in writes { seal(context: context, buffer, promise: promise) }
             if !writes.isEmpty { flush(context: context) }
             return
         }
@@ -239,40 +242,19 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .idle, .handshaking:
             pendingWrites.append((buffer, promise))
         case .active:
-            gather(context: context, buffer, promise: promise)
+            seal(context: context, buffer, promise: promise)
         case .closed:
             promise?.fail(CastTransportError(.connectionClosed, "the TLS connection is closed"))
         }
     }
 
-    /// Adds a write to the unsealed plaintext; seals it once it fills a record.
-    private func gather(context: ChannelHandlerContext, _ buffer: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        if var gathered = unsealed.take() {
-            // Copied, not kept: the encoder above reuses its buffer for the next message.
-            gathered.writeImmutableBuffer(buffer)
-            unsealed = gathered
-        } else {
-            // A lone write between flushes (a request) is sealed as it is.
-            unsealed = buffer
-        }
-        if let promise {
-            if let first = unsealedPromise {
-                first.futureResult.cascade(to: promise)
-            } else {
-                unsealedPromise = promise
-            }
-        }
-        if unsealed!.readableBytes >= Self.recordSize { seal(context: context) }
-    }
-
-    /// Encrypts the unsealed plaintext and passes the records down, with the promise of the writes in it.
-    private func seal(context: ChannelHandlerContext) {
-        guard var plaintext = unsealed.take() else { return }
-        let promise = unsealedPromise.take()
-        guard let ssl else {
+    /// Seals one write; its records wait in the write BIO for the flush.
+    private func seal(context: ChannelHandlerContext, _ buffer: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        guard let ssl, let writeBIO else {
             promise?.fail(CastTransportError(.connectionClosed, "the TLS connection is closed"))
             return
         }
+        var plaintext = buffer
         while plaintext.readableBytes > 0 {
             ERR_clear_error()
             let written = plaintext.withUnsafeReadableBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
@@ -284,20 +266,26 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             plaintext.moveReaderIndex(forwardBy: Int(written))
         }
-        flushCiphertext(context: context, promise: promise)
+        if let promise {
+            if let first = sealedPromise {
+                first.futureResult.cascade(to: promise)
+            } else {
+                sealedPromise = promise
+            }
+        }
+        if BIO_ctrl_pending(writeBIO) >= Self.heldCiphertextLimit { flushCiphertext(context: context, promise: nil) }
     }
 
     func flush(context: ChannelHandlerContext) {
         guard state == .active else { return }
-        seal(context: context)
+        flushCiphertext(context: context, promise: nil)
         context.flush()
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if state == .active, mode == .all, let ssl {
-            // What was written goes first, then close_notify; the close does not wait for the peer's reply (a
-            // unidirectional shutdown).
-            seal(context: context)
+            // What was written goes first (it is ahead in the BIO), then close_notify; the close does not wait for
+            // the peer's reply (a unidirectional shutdown).
             SSL_shutdown(ssl)
             flushCiphertext(context: context, promise: nil)
             context.flush()
@@ -351,8 +339,13 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Moves whatever OpenSSL produced into the pipeline as one buffer.
+    /// Moves whatever OpenSSL produced into the pipeline as one buffer, with the promises of the writes sealed in it.
     private func flushCiphertext(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        var promise = promise
+        if let sealed = sealedPromise.take() {
+            if let promise { sealed.futureResult.cascade(to: promise) }
+            promise = sealed
+        }
         guard let writeBIO else {
             promise?.succeed()
             return
@@ -372,8 +365,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func failPendingWrites(_ error: CastTransportError) {
         let writes = pendingWrites
         pendingWrites = []
-        unsealed = nil
-        unsealedPromise.take()?.fail(error)
+        sealedPromise.take()?.fail(error)
         for (_, promise) in writes { promise?.fail(error) }
     }
 
