@@ -31,11 +31,9 @@ struct TLSRecordTests {
         /// Moves what `source` flushed to `destination` as one inbound buffer; answers the ciphertext moved.
         @discardableResult
         func carry(from source: EmbeddedChannel, to destination: EmbeddedChannel) throws -> [UInt8] {
-            var ciphertext = ByteBuffer()
-            while var chunk = try source.readOutbound(as: ByteBuffer.self) { ciphertext.writeBuffer(&chunk) }
-            guard ciphertext.readableBytes > 0 else { return [] }
-            let bytes = Array(ciphertext.readableBytesView)
-            try destination.writeInbound(ciphertext)
+            let bytes = Array(try TLSRecordTests.outbound(of: source).joined())
+            guard !bytes.isEmpty else { return [] }
+            try destination.writeInbound(ByteBuffer(bytes: bytes))
             return bytes
         }
 

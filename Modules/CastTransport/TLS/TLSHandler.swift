@@ -19,10 +19,10 @@ package struct AbortConnectionEvent: Sendable {
 /// whatever OpenSSL wants to send is drained from its write BIO into the pipeline. Writes issued before the
 /// handshake completes are held and sent once it does. Each write is sealed as its own record, as devices send
 /// one message per record (a reader that waits on its socket, like pychromecast's select loop, does not notice a
-/// second message in a record it has already read: it waited five seconds for it), but the records written
-/// between two flushes go down the pipeline as one buffer, and the records one socket read brings go up as one:
-/// a buffer and a trip through the pipeline per message cost more than the cipher. Closing sends `close_notify`; a peer's `close_notify`
-/// is answered and closes the channel cleanly. Every failure is fired as a ``CastTransportError`` carrying
+/// second message in a record it has already read: it waited five seconds for it). The records written between
+/// two flushes go down the pipeline as one buffer, and the records one socket read brings go up as one, instead
+/// of a buffer and a trip through the pipeline per message. Closing sends `close_notify`; a peer's
+/// `close_notify` is answered and closes the channel cleanly. Every failure is fired as a ``CastTransportError`` carrying
 /// OpenSSL's error queue, and the channel is closed. The queue is per thread and shared by every connection on
 /// the event loop: it is cleared before each handshake step, read and write, as `SSL_get_error` requires, so an
 /// error another connection or library call left behind does not fail this one.
@@ -266,13 +266,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             plaintext.moveReaderIndex(forwardBy: Int(written))
         }
-        if let promise {
-            if let first = sealedPromise {
-                first.futureResult.cascade(to: promise)
-            } else {
-                sealedPromise = promise
-            }
-        }
+        hold(promise)
         if BIO_ctrl_pending(writeBIO) >= Self.heldCiphertextLimit { flushCiphertext(context: context, promise: nil) }
     }
 
@@ -341,11 +335,8 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Moves whatever OpenSSL produced into the pipeline as one buffer, with the promises of the writes sealed in it.
     private func flushCiphertext(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
-        var promise = promise
-        if let sealed = sealedPromise.take() {
-            if let promise { sealed.futureResult.cascade(to: promise) }
-            promise = sealed
-        }
+        hold(promise)
+        let promise = sealedPromise.take()
         guard let writeBIO else {
             promise?.succeed()
             return
@@ -360,6 +351,16 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             Int(BIO_read(writeBIO, bytes.baseAddress, Int32(pending)))
         }
         context.write(wrapOutboundOut(out), promise: promise)
+    }
+
+    /// Adds `promise` to the promise of the ciphertext waiting in the write BIO.
+    private func hold(_ promise: EventLoopPromise<Void>?) {
+        guard let promise else { return }
+        if let first = sealedPromise {
+            first.futureResult.cascade(to: promise)
+        } else {
+            sealedPromise = promise
+        }
     }
 
     private func failPendingWrites(_ error: CastTransportError) {
