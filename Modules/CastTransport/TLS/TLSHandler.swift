@@ -158,7 +158,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func advanceHandshake(context: ChannelHandlerContext) {
         guard let ssl else { return }
-        ERR_clear_error()
+        OpenSSLErrorQueue.discardStale()
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             state = .active
@@ -204,7 +204,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 plaintext = context.channel.allocator.buffer(capacity: Self.recordSize)
             }
             var count: Int32 = 0
-            ERR_clear_error()
+            OpenSSLErrorQueue.discardStale()
             plaintext!.writeWithUnsafeMutableBytes(minimumWritableBytes: 0) { bytes in
                 count = SSL_read(ssl, bytes.baseAddress, Int32(bytes.count))
                 return max(0, Int(count))
@@ -256,7 +256,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         var plaintext = buffer
         while plaintext.readableBytes > 0 {
-            ERR_clear_error()
+            OpenSSLErrorQueue.discardStale()
             let written = plaintext.withUnsafeReadableBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
             guard written > 0 else {
                 let error = OpenSSLErrorQueue.error(.tlsFailure, "TLS write failed")
