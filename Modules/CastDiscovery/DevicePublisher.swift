@@ -1,5 +1,5 @@
 import CastLogging
-import CastTransport
+@_spi(CastInternal) import CastTransport
 import Logging
 import NIOConcurrencyHelpers
 

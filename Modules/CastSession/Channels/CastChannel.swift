@@ -1,4 +1,4 @@
-import CastTransport
+@_spi(CastInternal) import CastTransport
 import NIOConcurrencyHelpers
 
 /// A custom namespace channel to the receiver app (GCKCastChannel). Subclass it and override the `did…`

@@ -1,7 +1,7 @@
 import CastDiscovery
 import CastLogging
 import CastMedia
-import CastTransport
+@_spi(CastInternal) import CastTransport
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

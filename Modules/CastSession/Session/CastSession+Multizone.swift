@@ -1,5 +1,5 @@
 import CastDiscovery
-import CastTransport
+@_spi(CastInternal) import CastTransport
 
 /// A session on a speaker group follows the group's membership on `urn:x-cast:com.google.cast.multizone` (GCK's
 /// `GCKCastDeviceStatusListener` multizone callbacks) and sets a member's own volume.

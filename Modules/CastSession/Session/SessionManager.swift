@@ -1,6 +1,6 @@
 import CastDiscovery
 import CastLogging
-import CastTransport
+@_spi(CastInternal) import CastTransport
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

@@ -6,25 +6,45 @@ import NIOConcurrencyHelpers
 /// yielded outside the lock so a consumer's work never runs while the broadcaster is locked. A handler
 /// (``addHandler(_:)``) gets them synchronously instead: no task wakes up per element, for a sibling module that
 /// mirrors a state on the hot path.
-package final class EventBroadcaster<Element: Sendable>: Sendable {
+///
+/// The project's modules share it as SPI (`@_spi(CastInternal) import CastTransport`), not as API: public and
+/// inlinable, a struct in front of a shared class, so a module that yields on a hot path gets a copy specialized
+/// for its element type. (A `package` declaration's inlinable body is not specialized in other modules, nor is a
+/// generic class's method; every yield then looked its generic metadata up at run time.) Copies share their
+/// subscribers.
+@_spi(CastInternal)
+public struct EventBroadcaster<Element: Sendable>: Sendable {
     // Arrays, not dictionaries: a yield copies them by reference (no allocation, no hashing), and there are few.
-    private struct State {
-        var nextID = 0
-        var continuations: [(id: Int, continuation: AsyncStream<Element>.Continuation)] = []
-        var handlers: [(id: Int, handler: @Sendable (Element) -> Void)] = []
-        var isFinished = false
+    @usableFromInline
+    struct State: Sendable {
+        @usableFromInline var nextID = 0
+        @usableFromInline var continuations: [(id: Int, continuation: AsyncStream<Element>.Continuation)] = []
+        @usableFromInline var handlers: [(id: Int, handler: @Sendable (Element) -> Void)] = []
+        @usableFromInline var isFinished = false
+
+        @usableFromInline init() {}
     }
 
-    private let state = NIOLockedValueBox(State())
+    @usableFromInline
+    final class Storage: Sendable {
+        @usableFromInline let state = NIOLockedValueBox(State())
 
-    package init() {}
+        @usableFromInline init() {}
+    }
+
+    @usableFromInline let storage = Storage()
+
+    /// A broadcaster with no subscribers.
+    @inlinable
+    public init() {}
 
     /// A new subscription.
-    package func makeStream(
+    @inlinable
+    public func makeStream(
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
-        let id: Int? = state.withLockedValue { state in
+        let id: Int? = storage.state.withLockedValue { state in
             guard !state.isFinished else { return nil }
             defer { state.nextID += 1 }
             state.continuations.append((state.nextID, continuation))
@@ -34,16 +54,17 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
             continuation.finish()
             return stream
         }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLockedValue { $0.continuations.removeAll { $0.id == id } }
+        continuation.onTermination = { [weak storage] _ in
+            storage?.state.withLockedValue { $0.continuations.removeAll { $0.id == id } }
         }
         return stream
     }
 
     /// Calls `handler` with every element from now on, synchronously in ``yield(_:)`` on the yielding thread: it
     /// must be quick and must not block. Answers the id ``removeHandler(_:)`` takes.
-    package func addHandler(_ handler: @escaping @Sendable (Element) -> Void) -> Int {
-        state.withLockedValue { state in
+    @inlinable
+    public func addHandler(_ handler: @escaping @Sendable (Element) -> Void) -> Int {
+        storage.state.withLockedValue { state in
             defer { state.nextID += 1 }
             if !state.isFinished { state.handlers.append((state.nextID, handler)) }
             return state.nextID
@@ -51,20 +72,25 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// Stops calling the handler ``addHandler(_:)`` answered `id` for.
-    package func removeHandler(_ id: Int) {
-        state.withLockedValue { $0.handlers.removeAll { $0.id == id } }
+    @inlinable
+    public func removeHandler(_ id: Int) {
+        storage.state.withLockedValue { $0.handlers.removeAll { $0.id == id } }
     }
 
-    /// Delivers `element` to every current subscriber and handler.
-    package func yield(_ element: Element) {
-        let (continuations, handlers) = state.withLockedValue { ($0.continuations, $0.handlers) }
+    /// Delivers `element` to every current subscriber and handler; with none, `element` is not even made.
+    @inlinable
+    public func yield(_ element: @autoclosure () -> Element) {
+        let (continuations, handlers) = storage.state.withLockedValue { ($0.continuations, $0.handlers) }
+        guard !continuations.isEmpty || !handlers.isEmpty else { return }
+        let element = element()
         for entry in handlers { entry.handler(element) }
         for entry in continuations { entry.continuation.yield(element) }
     }
 
     /// Ends every subscription; later subscribers get a finished stream.
-    package func finish() {
-        let continuations = state.withLockedValue { state in
+    @inlinable
+    public func finish() {
+        let continuations = storage.state.withLockedValue { state in
             state.isFinished = true
             state.handlers = []
             defer { state.continuations = [] }
@@ -74,5 +100,6 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// The number of live subscriptions.
-    package var subscriberCount: Int { state.withLockedValue { $0.continuations.count } }
+    @inlinable
+    public var subscriberCount: Int { storage.state.withLockedValue { $0.continuations.count } }
 }
