@@ -132,7 +132,7 @@ struct FramingTests {
             payload: .string("hi")
         )
         let frame = try message.encodedFrame()
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(CastMessageDecoder()))
+        let channel = EmbeddedChannel(handler: CastFrameHandler())
         for byte in frame.dropLast() {
             try channel.writeInbound(ByteBuffer(bytes: [byte]))
             #expect(try channel.readInbound(as: CastMessage.self) == nil)
@@ -142,10 +142,50 @@ struct FramingTests {
         #expect(try channel.finish().isClean)
     }
 
+    // MARK: - The connection's framing handler
+
+    private func sample(_ index: Int) -> CastMessage {
+        CastMessage(
+            sourceID: "sender-\(index)",
+            destinationID: "receiver-0",
+            namespace: Self.testNamespace,
+            payload: index.isMultiple(of: 2)
+                ? .string(#"{"n":\#(index)}"#) : .binary([UInt8](repeating: 7, count: index))
+        )
+    }
+
+    /// Three frames cut into two reads at every offset: whatever the cut, the same three messages in order.
+    @Test func framesCutAtEveryOffsetDecodeInOrder() throws {
+        let messages = (1...3).map(sample)
+        let stream = try messages.flatMap { try $0.encodedFrame() }
+        for cut in 0...stream.count {
+            let channel = EmbeddedChannel(handler: CastFrameHandler())
+            try channel.writeInbound(ByteBuffer(bytes: stream[..<cut]))
+            try channel.writeInbound(ByteBuffer(bytes: stream[cut...]))
+            var decoded: [CastMessage] = []
+            while let message = try channel.readInbound(as: CastMessage.self) { decoded.append(message) }
+            #expect(decoded == messages, "cut at \(cut)")
+            #expect(try channel.finish().isClean)
+        }
+    }
+
+    /// The handler writes every frame into one reused buffer; frames still held below (as TLS holds writes during
+    /// its handshake) keep their own bytes.
+    @Test func framesHeldBelowKeepTheirBytesWhileTheBufferIsReused() throws {
+        let channel = EmbeddedChannel(handler: CastFrameHandler())
+        let messages = (1...4).map(sample)
+        for message in messages { try channel.writeOutbound(message) }
+        for message in messages {
+            let frame = try #require(try channel.readOutbound(as: ByteBuffer.self))
+            #expect(Array(frame.readableBytesView) == (try message.encodedFrame()))
+        }
+        #expect(try channel.finish().isClean)
+    }
+
     // MARK: - Malformed frames through the pipeline
 
     private func decoderChannel() -> EmbeddedChannel {
-        EmbeddedChannel(handler: ByteToMessageHandler(CastMessageDecoder()))
+        EmbeddedChannel(handler: CastFrameHandler())
     }
 
     /// A proto2 message that passes every check, for tests to break one field at a time.
@@ -247,8 +287,8 @@ struct FramingTests {
         let tooBig = try message(withBodyLength: CastFrame.maximumBodyLength + 1)
         expectTransportError(.messageTooLarge) { try tooBig.encodedFrame() }
 
-        // The pipeline's encoder fails the write the same way instead of emitting a frame.
-        let channel = EmbeddedChannel(handler: MessageToByteHandler(CastMessageEncoder()))
+        // The pipeline's framing fails the write the same way instead of emitting a frame.
+        let channel = EmbeddedChannel(handler: CastFrameHandler())
         expectTransportError(.messageTooLarge) { try channel.writeOutbound(tooBig) }
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
         _ = try? channel.finish(acceptAlreadyClosed: true)
@@ -260,7 +300,7 @@ struct FramingTests {
         partial.writeBytes([UInt8](repeating: 0x42, count: 10))
         try channel.writeInbound(partial)
         #expect(try channel.readInbound(as: CastMessage.self) == nil)
-        // Closing runs decodeLast with 14 unread bytes.
+        // Closing with 14 bytes of an unfinished frame held.
         expectTransportError(.truncatedFrame) { try channel.finish() }
     }
 
@@ -380,14 +420,16 @@ struct FramingTests {
         #expect(try decodeOne(body(proto)) != nil)
     }
 
-    /// After the first fatal error the decoder does not resynchronise on later bytes.
+    /// After the first fatal error nothing more is read (the connection closes on it): no resynchronising on
+    /// later bytes, no second error, and no truncation reported at the end for the bytes left behind.
     @Test func decoderStaysFailedAfterAnError() throws {
         let channel = decoderChannel()
-        expectTransportError(.emptyFrame) { try channel.writeInbound(TransportTestKit.header(0)) }
-        let valid = CastMessage(sourceID: "a", destinationID: "b", namespace: Self.testNamespace, payload: .string("x"))
-        #expect(throws: (any Error).self) { try channel.writeInbound(ByteBuffer(bytes: try valid.encodedFrame())) }
+        var bytes = TransportTestKit.header(0)
+        bytes.writeBytes(try sample(2).encodedFrame())
+        expectTransportError(.emptyFrame) { try channel.writeInbound(bytes) }
+        try channel.writeInbound(ByteBuffer(bytes: try sample(4).encodedFrame()))
         #expect(try channel.readInbound(as: CastMessage.self) == nil)
-        _ = try? channel.finish(acceptAlreadyClosed: true)
+        #expect(try channel.finish(acceptAlreadyClosed: true).isClean)
     }
 
     // MARK: - CastMessage(frame:)

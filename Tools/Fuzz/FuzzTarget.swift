@@ -83,7 +83,7 @@ struct FuzzTarget: Sendable {
     static let internalTargets: [FuzzTarget] = [
         FuzzTarget(
             name: "frame-stream",
-            summary: "the connection's ByteToMessageHandler(CastMessageDecoder()): reads of any size, then EOF",
+            summary: "the connection's CastFrameHandler: reads of any size, then EOF",
             run: StreamFuzz.frames
         ),
         FuzzTarget(

@@ -6,16 +6,16 @@ import NIOEmbedded
 
 @testable import CastTransport
 
-/// The connection's own frame decoder, `ByteToMessageHandler(CastMessageDecoder())`, in an embedded channel.
+/// The connection's own framing, `CastFrameHandler`, in an embedded channel.
 enum StreamFuzz {
     /// The first byte sets the read size (1…256 bytes); the rest arrives in reads of that size, as TLS records
-    /// would deliver it, then the connection ends (the decoder's `decodeLast`). Reading stops at the first error,
+    /// would deliver it, then the connection ends (an unfinished frame is `truncatedFrame`). Reading stops at the first error,
     /// as the connection closes then. Every decoded message goes through the same checks as `frame`.
     static func frames(_ bytes: [UInt8]) {
         guard let first = bytes.first else { return }
         let readSize = Int(first) + 1
         let stream = bytes.dropFirst()
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(CastMessageDecoder()))
+        let channel = EmbeddedChannel(handler: CastFrameHandler())
         defer { _ = try? channel.finish() }
         var offset = stream.startIndex
         do {

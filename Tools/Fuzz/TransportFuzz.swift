@@ -6,7 +6,7 @@ import CastTransport
 enum TransportFuzz {
     /// The input as bytes off the TLS stream. First as exactly one frame (`CastMessage(frame:)`, the decoder's
     /// own checks: empty, oversized, truncated, trailing bytes), then as a stream cut at each declared length the
-    /// way the connection's `ByteToMessageDecoder` cuts it, stopping at the first bad frame as the connection
+    /// way the connection's `CastFrameHandler` cuts it, stopping at the first bad frame as the connection
     /// does. Every message that decodes must re-encode to a frame that decodes to the same message.
     static func frames(_ bytes: [UInt8]) {
         if let message = try? CastMessage(frame: bytes) { check(message) }

@@ -837,9 +837,7 @@ public final class CastConnection: Sendable {
     package func writeRawFrameBytes(_ bytes: [UInt8]) async throws {
         let channel = try currentChannel()
         try await channel.eventLoop.submit {
-            let context = try channel.pipeline.syncOperations.context(
-                handlerType: MessageToByteHandler<CastMessageEncoder>.self
-            )
+            let context = try channel.pipeline.syncOperations.context(handlerType: CastFrameHandler.self)
             context.writeAndFlush(NIOAny(channel.allocator.buffer(bytes: bytes)), promise: nil)
         }.get()
     }

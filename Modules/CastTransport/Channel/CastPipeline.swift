@@ -3,7 +3,7 @@ import Logging
 import NIOCore
 
 /// The handlers every Cast connection runs, client or server side, bottom to top:
-/// back-pressure → TLS → frame decoder/encoder → heartbeat → router.
+/// back-pressure → TLS → framing → heartbeat → router.
 ///
 /// Back-pressure first: while the socket cannot take more of what we write (a peer that floods requests and
 /// does not read the replies), the connection stops reading, so nothing is buffered without bound.
@@ -25,8 +25,7 @@ struct CastPipeline {
         try operations.addHandler(
             TLSHandler(context: tlsContext, handshakeTimeout: handshakeTimeout, handshakePromise: handshakePromise)
         )
-        try operations.addHandler(ByteToMessageHandler(CastMessageDecoder()))
-        try operations.addHandler(MessageToByteHandler(CastMessageEncoder()))
+        try operations.addHandler(CastFrameHandler())
         try operations.addHandler(
             HeartbeatHandler(
                 configuration: heartbeat,

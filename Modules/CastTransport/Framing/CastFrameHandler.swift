@@ -1,0 +1,80 @@
+import NIOCore
+
+/// The connection's framing layer: TLS plaintext in, ``CastMessage``s up; messages down, frames out.
+///
+/// One concrete handler rather than SwiftNIO's `ByteToMessageHandler` and `MessageToByteHandler` around
+/// ``CastMessageDecoder`` and ``CastMessageEncoder``: those are generic classes, which other modules run
+/// unspecialized (generic metadata looked up at run time on every message), and the encoder's handler allocates a
+/// buffer per message. Here a read's complete frames are decoded straight from its buffer, only an unfinished
+/// frame's bytes are kept for the next read, and frames are written into one reused buffer (TLS seals a write
+/// before the next one comes).
+///
+/// Errors are the decoder's: a malformed frame is reported once (`errorCaught`; the router then closes) and
+/// nothing after it is read; a connection that ends inside a frame reports
+/// ``CastTransportError/Code/truncatedFrame``.
+final class CastFrameHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = CastMessage
+    typealias OutboundIn = CastMessage
+    typealias OutboundOut = ByteBuffer
+
+    private let decoder = CastMessageDecoder()
+    /// The bytes of a frame that has not arrived whole yet.
+    private var unfinished: ByteBuffer?
+    /// Where frames are written; reused while nobody else holds it (TLS copies a write's bytes as it seals it).
+    private var frames: ByteBuffer?
+    private var hasFailed = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !hasFailed else { return }
+        var buffer = unwrapInboundIn(data)
+        if var held = unfinished.take() {
+            held.writeBuffer(&buffer)
+            buffer = held
+        }
+        do {
+            while let message = try decoder.decodeFrame(from: &buffer) {
+                context.fireChannelRead(wrapInboundOut(message))
+            }
+        } catch {
+            hasFailed = true
+            context.fireErrorCaught(error)
+            return
+        }
+        if buffer.readableBytes > 0 {
+            buffer.discardReadBytes()
+            unfinished = buffer
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !hasFailed, let held = unfinished.take(), held.readableBytes > 0 {
+            hasFailed = true
+            context.fireErrorCaught(
+                CastTransportError(
+                    .truncatedFrame,
+                    "the connection ended \(held.readableBytes) bytes into an unfinished frame"
+                )
+            )
+        }
+        context.fireChannelInactive()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let message = unwrapOutboundIn(data)
+        let length: Int
+        do {
+            length = try message.checkFrameSize()
+        } catch {
+            promise?.fail(error)
+            return
+        }
+        var buffer = frames.take() ?? context.channel.allocator.buffer(capacity: 1024)
+        buffer.clear(minimumCapacity: CastFrame.headerLength + length)
+        buffer.writeInteger(UInt32(length), endianness: .big)
+        CastMessageWire.writeBody(of: message, to: &buffer)
+        context.write(wrapOutboundOut(buffer), promise: promise)
+        // Kept for the next frame; if TLS still holds it (writes queued during the handshake), `clear` copies.
+        frames = buffer
+    }
+}
