@@ -74,7 +74,11 @@ final class CastFrameHandler: ChannelDuplexHandler {
         buffer.writeInteger(UInt32(length), endianness: .big)
         CastMessageWire.writeBody(of: message, to: &buffer)
         context.write(wrapOutboundOut(buffer), promise: promise)
-        // Kept for the next frame; if TLS still holds it (writes queued during the handshake), `clear` copies.
-        frames = buffer
+        // Kept for the next frame (if TLS still holds it, as during the handshake, `clear` copies); not after a
+        // large one, so an idle connection does not keep a large message's buffer.
+        if buffer.capacity <= Self.keptBufferCapacity { frames = buffer }
     }
+
+    /// The largest frame buffer kept between writes: a TLS record's worth.
+    private static let keptBufferCapacity = 16 * 1024
 }
