@@ -9,8 +9,8 @@ import NIOEmbedded
 /// The connection's own framing, `CastFrameHandler`, in an embedded channel.
 enum StreamFuzz {
     /// The first byte sets the read size (1…256 bytes); the rest arrives in reads of that size, as TLS records
-    /// would deliver it, then the connection ends (an unfinished frame is `truncatedFrame`). Reading stops at the first error,
-    /// as the connection closes then. Every decoded message goes through the same checks as `frame`.
+    /// would deliver it, then the connection ends (an unfinished frame is `truncatedFrame`). Reading stops at the
+    /// first error, as the connection closes then. Every decoded message goes through the same checks as `frame`.
     static func frames(_ bytes: [UInt8]) {
         guard let first = bytes.first else { return }
         let readSize = Int(first) + 1

@@ -37,9 +37,14 @@ struct CastMessageDecoder: ByteToMessageDecoder {
         if buffer.readableBytes > 0 {
             let count = buffer.readableBytes
             buffer.moveReaderIndex(forwardBy: count)
-            throw CastTransportError(.truncatedFrame, "the connection ended \(count) bytes into an unfinished frame")
+            throw Self.truncation(count)
         }
         return .needMoreData
+    }
+
+    /// The error for a connection that ended `count` bytes into an unfinished frame.
+    static func truncation(_ count: Int) -> CastTransportError {
+        CastTransportError(.truncatedFrame, "the connection ended \(count) bytes into an unfinished frame")
     }
 
     /// One frame from `buffer`, or `nil` when more bytes are needed.

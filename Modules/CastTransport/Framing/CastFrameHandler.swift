@@ -50,29 +50,22 @@ final class CastFrameHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if !hasFailed, let held = unfinished.take(), held.readableBytes > 0 {
             hasFailed = true
-            context.fireErrorCaught(
-                CastTransportError(
-                    .truncatedFrame,
-                    "the connection ended \(held.readableBytes) bytes into an unfinished frame"
-                )
-            )
+            context.fireErrorCaught(CastMessageDecoder.truncation(held.readableBytes))
         }
         context.fireChannelInactive()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let message = unwrapOutboundIn(data)
-        let length: Int
+        var buffer = frames.take() ?? context.channel.allocator.buffer(capacity: 1024)
+        buffer.clear()
         do {
-            length = try message.checkFrameSize()
+            // Refuses a message over the limit before writing anything.
+            try CastMessageEncoder().encode(data: unwrapOutboundIn(data), out: &buffer)
         } catch {
+            frames = buffer
             promise?.fail(error)
             return
         }
-        var buffer = frames.take() ?? context.channel.allocator.buffer(capacity: 1024)
-        buffer.clear(minimumCapacity: CastFrame.headerLength + length)
-        buffer.writeInteger(UInt32(length), endianness: .big)
-        CastMessageWire.writeBody(of: message, to: &buffer)
         context.write(wrapOutboundOut(buffer), promise: promise)
         // Kept for the next frame (if TLS still holds it, as during the handshake, `clear` copies); not after a
         // large one, so an idle connection does not keep a large message's buffer.

@@ -22,10 +22,10 @@ package struct AbortConnectionEvent: Sendable {
 /// second message in a record it has already read: it waited five seconds for it). The records written between
 /// two flushes go down the pipeline as one buffer, and the records one socket read brings go up as one, instead
 /// of a buffer and a trip through the pipeline per message. Closing sends `close_notify`; a peer's
-/// `close_notify` is answered and closes the channel cleanly. Every failure is fired as a ``CastTransportError`` carrying
-/// OpenSSL's error queue, and the channel is closed. The queue is per thread and shared by every connection on
-/// the event loop: it is cleared before each handshake step, read and write, as `SSL_get_error` requires, so an
-/// error another connection or library call left behind does not fail this one.
+/// `close_notify` is answered and closes the channel cleanly. Every failure is fired as a ``CastTransportError``
+/// carrying OpenSSL's error queue, and the channel is closed. The queue is per thread and shared by every
+/// connection on the event loop: an error left in it is discarded before each handshake step, read and write, as
+/// `SSL_get_error` requires, so an error another connection or library call left behind does not fail this one.
 final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
