@@ -156,13 +156,15 @@ public struct MediaStatus: JSONConvertible, Hashable {
         media = json.decode("media")
         playerState = json.string("playerState").flatMap(PlayerState.init(rawValue:)) ?? .idle
         idleReason = json.string("idleReason").flatMap(IdleReason.init(rawValue:))
-        extendedPlayerState = json["extendedStatus"]?.string("playerState").flatMap(PlayerState.init(rawValue:))
-        if media == nil, let extended: MediaInformation = json["extendedStatus"]?.decode("media") { media = extended }
+        let extendedStatus = json["extendedStatus"]
+        extendedPlayerState = extendedStatus?.string("playerState").flatMap(PlayerState.init(rawValue:))
+        if media == nil, let extended: MediaInformation = extendedStatus?.decode("media") { media = extended }
         currentTime = json.double("currentTime") ?? 0
         playbackRate = json.double("playbackRate") ?? 1
         supportedMediaCommands = MediaCommands(rawValue: json.int("supportedMediaCommands") ?? 0)
-        volumeLevel = json["volume"]?.double("level")
-        isMuted = json["volume"]?.bool("muted")
+        let volume = json["volume"]
+        volumeLevel = volume?.double("level")
+        isMuted = volume?.bool("muted")
         activeTrackIDs = json.ints("activeTrackIds") ?? []
         currentItemID = json.int("currentItemId")
         loadingItemID = json.int("loadingItemId")
@@ -172,9 +174,8 @@ public struct MediaStatus: JSONConvertible, Hashable {
         queueData = json.decode("queueData")
         adBreakStatus = json.decode("breakStatus")
         videoInfo = json.decode("videoInfo")
-        if let start = json["liveSeekableRange"]?.double("start"), let end = json["liveSeekableRange"]?.double("end"),
-            start <= end
-        {
+        let range = json["liveSeekableRange"]
+        if let start = range?.double("start"), let end = range?.double("end"), start <= end {
             liveSeekableRange = start...end
         }
         customData = json.value("customData")

@@ -12,8 +12,12 @@ extension JSONValue {
     /// - Throws: ``CastTransportError`` with code ``CastTransportError/Code/invalidPayload`` saying where the text
     ///   stops being JSON.
     public init(parsing text: String) throws {
-        var parser = JSONParser(bytes: Array(text.utf8))
-        self = try parser.parseDocument()
+        // The string's own UTF-8, in place (a native string is not copied).
+        var text = text
+        self = try text.withUTF8 { bytes in
+            var parser = JSONParser(bytes: bytes)
+            return try parser.parseDocument()
+        }
     }
 
     /// The compact JSON text of this value, object keys sorted.
@@ -38,11 +42,12 @@ extension JSONValue {
             output += "]"
         case .object(let members):
             output += "{"
-            for (index, key) in members.keys.sorted().enumerated() {
+            // Sorted as pairs: looking each key up again would hash it a second time.
+            for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if index > 0 { output += "," }
-                Self.write(string: key, to: &output)
+                Self.write(string: member.key, to: &output)
                 output += ":"
-                members[key]!.write(to: &output)
+                member.value.write(to: &output)
             }
             output += "}"
         }
@@ -79,14 +84,15 @@ extension JSONValue {
     }
 }
 
+/// Reads JSON from bytes that outlive it; every read of `bytes` is after a check of `index` against its count.
 private struct JSONParser {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
     /// The members of the objects being parsed, innermost last.
     var pendingMembers: [(String, JSONValue)] = []
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     mutating func parseDocument() throws -> JSONValue {
         skipWhitespace()
@@ -123,12 +129,14 @@ private struct JSONParser {
         }
     }
 
-    private mutating func parseLiteral(_ word: String, _ value: JSONValue) throws -> JSONValue {
-        let literal = Array(word.utf8)
-        guard bytes.count - index >= literal.count, Array(bytes[index..<index + literal.count]) == literal else {
+    private mutating func parseLiteral(_ word: StaticString, _ value: JSONValue) throws -> JSONValue {
+        let count = word.utf8CodeUnitCount
+        guard bytes.count - index >= count,
+            bytes[index..<index + count].elementsEqual(UnsafeBufferPointer(start: word.utf8Start, count: count))
+        else {
             throw error("expected \(word)")
         }
-        index += literal.count
+        index += count
         return value
     }
 
@@ -167,8 +175,10 @@ private struct JSONParser {
                 index += 1
             } else if bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                // A repeated key keeps its last value, as it did.
-                return .object(Dictionary(pendingMembers[start...], uniquingKeysWith: { _, last in last }))
+                // A repeated key keeps its last value.
+                var object = [String: JSONValue](minimumCapacity: pendingMembers.count - start)
+                for (key, value) in pendingMembers[start...] { object[key] = value }
+                return .object(object)
             } else {
                 throw error("expected ',' or '}'")
             }
