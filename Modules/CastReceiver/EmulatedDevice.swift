@@ -447,32 +447,48 @@ public final class EmulatedDevice: Sendable {
     /// sender gets messages in the order the device decided them, as from a real device's one thread (a status
     /// decided before a LOAD never arrives after the LOAD's answer).
     func emit(_ decide: (inout State) -> [Outgoing]) {
-        outputOrder.withLock { deliver(state.withLockedValue(decide)) }
+        outputOrder.withLock {
+            let (outgoing, delay) = state.withLockedValue { state in (decide(&state), state.faults.replyDelay) }
+            deliver(outgoing, delay: delay)
+        }
     }
 
     /// Queues `outgoing` on its connections in order, now or after the reply-delay fault; call it through
     /// ``emit(_:)`` where what is sent depends on the state.
     func deliver(_ outgoing: [Outgoing]) {
         guard !outgoing.isEmpty else { return }
-        let delay = state.withLockedValue { $0.faults.replyDelay }
-        let send: @Sendable () -> Void = { [wireLog, configuration] in
-            // One queued write per connection, its messages in order.
-            var batches: [(connection: CastConnection, messages: [CastMessage])] = []
-            for item in outgoing {
-                wireLog?.record(item.message, direction: "send", device: configuration.id)
-                if let index = batches.lastIndex(where: { $0.connection === item.connection }) {
-                    batches[index].messages.append(item.message)
-                } else {
-                    batches.append((item.connection, [item.message]))
-                }
-            }
-            for batch in batches { batch.connection.post(batch.messages) }
-        }
+        deliver(outgoing, delay: state.withLockedValue { $0.faults.replyDelay })
+    }
+
+    private func deliver(_ outgoing: [Outgoing], delay: Double?) {
+        guard !outgoing.isEmpty else { return }
         if let delay, delay > 0 {
-            clock.schedule(after: .emulatorSeconds(delay), send)
+            clock.schedule(after: .emulatorSeconds(delay)) { [wireLog, id = configuration.id] in
+                Self.post(outgoing, wireLog: wireLog, deviceID: id)
+            }
         } else {
-            send()
+            Self.post(outgoing, wireLog: wireLog, deviceID: configuration.id)
         }
+    }
+
+    /// One queued write per connection, its messages in order.
+    private static func post(_ outgoing: [Outgoing], wireLog: WireLog?, deviceID: String) {
+        if let wireLog {
+            for item in outgoing { wireLog.record(item.message, direction: "send", device: deviceID) }
+        }
+        if outgoing.count == 1 {
+            outgoing[0].connection.post(outgoing[0].message)
+            return
+        }
+        var batches: [(connection: CastConnection, messages: [CastMessage])] = []
+        for item in outgoing {
+            if let index = batches.lastIndex(where: { $0.connection === item.connection }) {
+                batches[index].messages.append(item.message)
+            } else {
+                batches.append((item.connection, [item.message]))
+            }
+        }
+        for batch in batches { batch.connection.post(batch.messages) }
     }
 
     // MARK: - Dispatch
