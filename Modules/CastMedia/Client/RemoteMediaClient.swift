@@ -164,7 +164,7 @@ public final class RemoteMediaClient: Sendable {
         }
         let entries = message["status"]?.arrayValue ?? []
         let time = now()
-        var parsed = entries.compactMap { try? MediaStatus(json: $0) }.first
+        var parsed = entries.lazy.compactMap { try? MediaStatus(json: $0) }.first
         let outcome = state.withLockedValue { state -> (previous: MediaStatus?, current: MediaStatus?)? in
             if ordered {
                 // A reply is applied once, by whichever path sees it first, and never after a newer reply; an

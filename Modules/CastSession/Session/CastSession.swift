@@ -704,7 +704,7 @@ extension CastSession {
         }
         let transportID = self.transportID
         let statusReply = try await mediaRequest(["type": "GET_STATUS"], to: transportID, until: deadline)
-        var after = statusReply["status"]?.arrayValue?.compactMap { try? MediaStatus(json: $0) }.first
+        var after = statusReply["status"]?.arrayValue?.lazy.compactMap { try? MediaStatus(json: $0) }.first
         if after?.media == nil, let before = request.before, before.mediaSessionID == after?.mediaSessionID {
             after?.media = before.media
         }
