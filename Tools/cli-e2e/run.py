@@ -860,8 +860,13 @@ def mirroring():
           code == 0 and decoded.get("codec_name") == "h264" and decoded.get("width") == 1280
           and int(decoded.get("nb_read_frames", 0)) >= 60, (decoded, output))
     sent = ((payload or {}).get("video") or {}).get("framesSent", 0)
-    # The decoder may hold back the last frames of a stream (reordering) until it ends.
-    wait_until(lambda: decoded_statistics(h264_stats, "video").get("framesDecoded", 0) >= sent - 6)
+    # The last frames may still be on their way when the sender leaves, and the decoder may hold back the last
+    # ones it was fed (reordering) until the stream ends: wait for what the check below asks, within the deadline.
+    def fed_and_decoded():
+        statistics = decoded_statistics(h264_stats, "video")
+        fed = statistics.get("framesFed", 0)
+        return fed >= sent - 3 and statistics.get("framesDecoded", 0) >= fed - 6
+    wait_until(fed_and_decoded)
     live = decoded_statistics(h264_stats, "video")
     check("cast-receiver --decode: ffmpeg decoded the H.264 frames as they arrived, without an error",
           live.get("codec") == "h264" and live.get("framesFed", 0) >= sent - 3

@@ -1,6 +1,14 @@
 """What the pychromecast interop scripts share: checks, their count, and waiting on pychromecast's callbacks."""
+import logging
+import os
 import threading
 import time
+
+# pychromecast's own debug log, for a failure to be looked into afterwards (run.sh names a file per emulator,
+# beside the emulator's wire log).
+if os.environ.get("INTEROP_PYCHROMECAST_LOG"):
+    logging.basicConfig(filename=os.environ["INTEROP_PYCHROMECAST_LOG"], filemode="w", level=logging.DEBUG,
+                        format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
 
 TIMEOUT = 10.0
 results = []

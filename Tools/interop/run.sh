@@ -23,10 +23,12 @@ passed=0
 failed=0
 status=0
 
-# Starts an emulator (NAME, then extra flags); sets $port.
+# Starts an emulator (NAME, then extra flags; its wire log and the next script's pychromecast log go to
+# .build/interop-NAME*); sets $port.
 start_receiver() {
     local name=$1
     shift
+    export INTEROP_PYCHROMECAST_LOG=".build/interop-$name-pychromecast.log"
     .build/debug/cast-receiver --no-mdns --port 0 --wire-log ".build/interop-$name.jsonl" "$@" >"$out" 2>&1 &
     receiver=$!
     for _ in $(seq 1 200); do grep -q "ready" "$out" && break; sleep 0.05; done

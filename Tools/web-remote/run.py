@@ -23,7 +23,7 @@ import urllib.parse
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import ElementNotInteractableException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -210,10 +210,20 @@ class Page:
         return self.by_id(element_id).is_displayed()
 
     def click(self, element):
+        """Clicks `element` (or the element with that id) once it takes clicks: an element being laid out or
+        shown takes none for a moment (ElementNotInteractableException); a click still refused after 5 s fails."""
         if isinstance(element, str):
             element = self.by_id(element)
         self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
-        element.click()
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                element.click()
+                return
+            except ElementNotInteractableException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
     def type(self, element_id, text):
         field = self.by_id(element_id)
