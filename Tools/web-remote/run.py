@@ -23,7 +23,7 @@ import urllib.parse
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import ElementNotInteractableException, WebDriverException
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -211,19 +211,13 @@ class Page:
 
     def click(self, element):
         """Clicks `element` (or the element with that id) once it takes clicks: an element being laid out or
-        shown takes none for a moment (ElementNotInteractableException); a click still refused after 5 s fails."""
+        shown takes none for a moment (ElementNotInteractableException); a click still refused after 5 s fails
+        with the driver's error."""
         if isinstance(element, str):
             element = self.by_id(element)
         self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
-        deadline = time.monotonic() + 5
-        while True:
-            try:
-                element.click()
-                return
-            except ElementNotInteractableException:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+        if not wait_for(lambda: element.click() or True, timeout=5):
+            element.click()
 
     def type(self, element_id, text):
         field = self.by_id(element_id)
