@@ -237,6 +237,10 @@ struct CastReceiverCommand: AsyncParsableCommand {
             identity = TLSIdentity(certificatePEM: try readFile(cert), privateKeyPEM: try readFile(key))
         }
         let auth = try deviceAuth ? makeDeviceAuth() : nil
+        // A chain written to the default temporary folder lives as long as this process.
+        defer {
+            if deviceAuth, deviceAuthDir == nil { try? FileManager.default.removeItem(atPath: temporaryAuthFolder) }
+        }
         let preroll = try prerollAd.map(Self.parsePreroll)
         var streaming = StreamingReceiverEndpoint.Options()
         streaming.lossRate = streamLoss
@@ -453,6 +457,11 @@ struct CastReceiverCommand: AsyncParsableCommand {
     /// The `--device-auth` credentials: loaded from, or made and written to, `--device-auth-dir` (a fault in the
     /// chain itself gets a chain of its own, not saved); the trust anchor is written beside them and its path
     /// printed.
+    /// Where --device-auth writes its chain without --device-auth-dir.
+    private var temporaryAuthFolder: String {
+        FileManager.default.temporaryDirectory.path + "/cast-receiver-auth-\(getpid())"
+    }
+
     private func makeDeviceAuth() throws -> EmulatedDeviceAuth {
         var fault: EmulatedDeviceAuth.Fault?
         if let deviceAuthFault {
@@ -464,7 +473,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
             }
             fault = known
         }
-        let folder = deviceAuthDir ?? FileManager.default.temporaryDirectory.path + "/cast-receiver-auth-\(getpid())"
+        let folder = deviceAuthDir ?? temporaryAuthFolder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let auth: EmulatedDeviceAuth
         let ownChain = fault?.shapesChain == true

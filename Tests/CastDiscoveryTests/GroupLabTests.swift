@@ -86,6 +86,7 @@ extension ChildProcessTests {
 
         var options = CastOptions()
         options.stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(tag)").path
+        defer { try? FileManager.default.removeItem(atPath: options.stateDirectory!) }
         options.heartbeat.pingInterval = nil
         var policy = ReconnectPolicy()
         policy.initialDelay = .milliseconds(200)

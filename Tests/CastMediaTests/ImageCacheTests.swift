@@ -1,5 +1,6 @@
 import CastMedia
 import CastTransport
+import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -120,7 +121,9 @@ func makeTemporaryDirectory() -> String {
         let server = try await LocalHTTPSServer(identity: identity, body: png)
         defer { Task { await server.close() } }
         let fetcher = try HTTPFetcher(trustRootsPEM: identity.certificatePEM)
-        let cache = ImageCache(directory: makeTemporaryDirectory(), maximumBytes: 1 << 20, fetcher: fetcher)
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = ImageCache(directory: directory, maximumBytes: 1 << 20, fetcher: fetcher)
         let url = "https://127.0.0.1:\(server.port)/image.png"
         let first = try await cache.image(for: url)
         #expect(first == png)
@@ -168,7 +171,9 @@ func makeTemporaryDirectory() -> String {
         let identity = try Self.identity.get()
         let server = try await LocalHTTPSServer(identity: identity, body: png)
         let fetcher = try HTTPFetcher(trustRootsPEM: identity.certificatePEM)
-        let cache = ImageCache(directory: makeTemporaryDirectory(), maximumBytes: 2500, fetcher: fetcher)
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = ImageCache(directory: directory, maximumBytes: 2500, fetcher: fetcher)
         for index in 0..<4 { _ = try await cache.image(for: "https://127.0.0.1:\(server.port)/image.png?\(index)") }
         #expect(cache.totalBytes <= 2500)
         #expect(cache.cachedImage(for: "https://127.0.0.1:\(server.port)/image.png?3") != nil)

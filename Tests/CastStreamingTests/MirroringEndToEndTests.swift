@@ -30,7 +30,11 @@ import Testing
         try await withCastReceiverEmulator(devices: [configuration]) { emulator in
             let context = CastContext(options: options)
             let session = try await context.sessionManager.startSession(with: emulator.devices[0].castDevice)
-            defer { try? FileManager.default.removeItem(atPath: options.stateDirectory!) }
+            defer {
+                // The session's own state, and the second sender's that some tests start beside it.
+                try? FileManager.default.removeItem(atPath: options.stateDirectory!)
+                try? FileManager.default.removeItem(atPath: options.stateDirectory! + "-other")
+            }
             do {
                 try await body(session, emulator.devices[0], arrivals)
             } catch {

@@ -135,9 +135,12 @@ func media(_ index: Int) -> MediaInformation {
     return media
 }
 
+/// The sessions' state directories, one per session, removed at the end.
+let stateRoot = NSTemporaryDirectory() + "cast-soak-\(getpid())"
+
 func runSession(device: EmulatedDevice, index: Int, until end: ContinuousClock.Instant, tally: Tally) async {
     var options = CastOptions()
-    options.stateDirectory = NSTemporaryDirectory() + "cast-soak-\(getpid())/\(index)"
+    options.stateDirectory = stateRoot + "/\(index)"
     options.requestTimeout = requestTimeout
     options.requestsWaitWhileSuspended = true
     options.reconnectPolicy.initialDelay = .milliseconds(200)
@@ -292,4 +295,5 @@ if let last = series.last {
     )
 }
 print("soak: \(minutes) min, \(deviceCount) sessions, \(commands) commands, \(hung) hung")
+try? FileManager.default.removeItem(atPath: stateRoot)
 exit(hung == 0 ? 0 : 1)

@@ -9,8 +9,10 @@ finally the app. After each command pychromecast must see the change through its
 Usage: pychromecast_join.py CAST_BINARY HOST PORT
 Prints one line per check and `N passed, M failed` last; exits non-zero when anything failed.
 """
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,6 +44,7 @@ class Listener:
 
 def main(binary, host, port):
     state = tempfile.mkdtemp(prefix="cast-join-")
+    atexit.register(shutil.rmtree, state, True)
     env = dict(os.environ, XDG_STATE_HOME=state, XDG_CONFIG_HOME=state)
     target = ["--host", f"{host}:{port}"]
 
