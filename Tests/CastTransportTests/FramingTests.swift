@@ -590,6 +590,21 @@ struct JSONValueTests {
         #expect(try JSONValue(parsing: value.jsonString) == value)
     }
 
+    /// The writer's own integer digits and byte-wise escaping, at their edges.
+    @Test func writerDigitsAndEscapesAtTheirEdges() throws {
+        #expect(JSONValue.number(0).jsonString == "0")
+        #expect(JSONValue.number(-0.0).jsonString == "0")
+        #expect(JSONValue.number(10).jsonString == "10")
+        #expect(JSONValue.number(-1_000_000).jsonString == "-1000000")
+        #expect(JSONValue.number(8_999_999_999_999_998).jsonString == "8999999999999998")
+        #expect(JSONValue.number(-8_999_999_999_999_998).jsonString == "-8999999999999998")
+        #expect(JSONValue.number(1e16).jsonString == "1e+16")
+        // Multi-byte characters next to escapes keep their bytes.
+        let mixed = JSONValue.string("é\n😀\u{7F}\u{0}€\"")
+        #expect(mixed.jsonString == #""é\n😀\#u{7F}\u0000€\"""#)
+        #expect(try JSONValue(parsing: mixed.jsonString) == mixed)
+    }
+
     @Test func keysAreEscapedToo() throws {
         let value: JSONValue = ["we\"ird\nkey": 1]
         #expect(value.jsonString == #"{"we\"ird\nkey":1}"#)

@@ -121,13 +121,21 @@ func statusBenchmark() throws {
     var sessions = 0
     for _ in 0..<iterations { sessions &+= try MediaStatus(json: entry).mediaSessionID }
     let decode = seconds(ContinuousClock.now - start) / Double(iterations) * 1e6
+    // The emulator's side: the same status written as text.
+    start = ContinuousClock.now
+    var written = 0
+    for _ in 0..<iterations { written &+= parsed.jsonString.utf8.count }
+    let write = seconds(ContinuousClock.now - start) / Double(iterations) * 1e6
     print(
         String(
-            format: "status: a %d-byte MEDIA_STATUS parsed in %.2f µs, its status decoded in %.2f µs (%d)",
+            format:
+                "status: a %d-byte MEDIA_STATUS parsed in %.2f µs, its status decoded in %.2f µs (%d), written in %.2f µs (%d bytes)",
             text.utf8.count,
             parse,
             decode,
-            sessions / iterations
+            sessions / iterations,
+            write,
+            written / iterations
         )
     )
 }

@@ -22,65 +22,90 @@ extension JSONValue {
 
     /// The compact JSON text of this value, object keys sorted.
     public var jsonString: String {
-        var output = ""
+        // Written as UTF-8 bytes, made a `String` once: appending to a `String` piece by piece costs several
+        // times more (each append checks the grapheme boundary where the pieces meet).
+        var output: [UInt8] = []
+        output.reserveCapacity(1024)
         write(to: &output)
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 
-    private func write(to output: inout String) {
+    private func write(to output: inout [UInt8]) {
         switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .number(let value): output += Self.format(number: value)
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: value ? "true".utf8 : "false".utf8)
+        case .number(let value): Self.write(number: value, to: &output)
         case .string(let value): Self.write(string: value, to: &output)
         case .array(let values):
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (index, value) in values.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 value.write(to: &output)
             }
-            output += "]"
+            output.append(UInt8(ascii: "]"))
         case .object(let members):
-            output += "{"
+            output.append(UInt8(ascii: "{"))
             // Sorted as pairs: looking each key up again would hash it a second time.
             for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 Self.write(string: member.key, to: &output)
-                output += ":"
+                output.append(UInt8(ascii: ":"))
                 member.value.write(to: &output)
             }
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func format(number: Double) -> String {
-        guard number.isFinite else { return "null" }
-        if number.rounded() == number, abs(number) < 9.0e15 { return String(Int64(number)) }
-        return "\(number)"
+    /// An integral number without a fraction (its digits written directly), any other as Swift's shortest
+    /// round-tripping text; JSON has no NaN or infinity, so those become `null`.
+    private static func write(number: Double, to output: inout [UInt8]) {
+        guard number.isFinite else { return output.append(contentsOf: "null".utf8) }
+        guard number.rounded() == number, abs(number) < 9.0e15 else {
+            return output.append(contentsOf: number.description.utf8)
+        }
+        var integer = Int64(number)
+        if integer < 0 {
+            output.append(UInt8(ascii: "-"))
+            integer = -integer
+        }
+        // At most 16 digits below 9e15, written backwards into a fixed buffer.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(integer % 10)
+                integer /= 10
+            } while integer > 0
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
-    private static func write(string: String, to output: inout String) {
-        output += "\""
-        // Most strings need no escape: copy them whole.
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            output += string
-            output += "\""
-            return
-        }
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
+    private static func write(string: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        // The string's own UTF-8, in place. Most strings need no escape: copied whole. Only ASCII bytes are
+        // escaped, so the bytes of a multi-byte character (all 0x80 and above) pass through unchanged.
+        var string = string
+        string.withUTF8 { bytes in
+            if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                return output.append(contentsOf: bytes)
+            }
+            let hex: StaticString = "0123456789abcdef"
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+                case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+                case UInt8(ascii: "\n"): output.append(contentsOf: #"\n"#.utf8)
+                case UInt8(ascii: "\r"): output.append(contentsOf: #"\r"#.utf8)
+                case UInt8(ascii: "\t"): output.append(contentsOf: #"\t"#.utf8)
+                case ..<0x20:
+                    output.append(contentsOf: #"\u00"#.utf8)
+                    output.append(hex.utf8Start[Int(byte >> 4)])
+                    output.append(hex.utf8Start[Int(byte & 0xF)])
+                default: output.append(byte)
+                }
             }
         }
-        output += "\""
+        output.append(UInt8(ascii: "\""))
     }
 }
 
