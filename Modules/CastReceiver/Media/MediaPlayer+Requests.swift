@@ -1,5 +1,13 @@
 import CastTransport
 
+/// Commands that act on an existing media session. Made once: a generic type cannot store a static, and a
+/// computed set was built (19 strings hashed) for every request.
+private let mediaSessionCommands: Set<String> = [
+    "PLAY", "PAUSE", "STOP", "SEEK", "SET_PLAYBACK_RATE", "SET_VOLUME", "EDIT_TRACKS_INFO", "EDIT_AUDIO_TRACKS",
+    "SKIP_AD", "QUEUE_GET_ITEM_IDS", "QUEUE_GET_ITEMS", "QUEUE_GET_ITEM_RANGE", "QUEUE_INSERT", "QUEUE_REMOVE",
+    "QUEUE_REORDER", "QUEUE_UPDATE", "QUEUE_NEXT", "QUEUE_PREV", "QUEUE_SHUFFLE",
+]
+
 extension MediaPlayer {
     /// Where a SEEK moves from `position` (never before the start; the caller clamps to the duration), or nil
     /// when it names no time.
@@ -7,15 +15,6 @@ extension MediaPlayer {
         if let relative = request["relativeTime"]?.doubleValue { return max(0, position + relative) }
         if let absolute = request["currentTime"]?.doubleValue { return max(0, absolute) }
         return nil
-    }
-
-    /// Commands that act on an existing media session.
-    static var sessionCommands: Set<String> {
-        [
-            "PLAY", "PAUSE", "STOP", "SEEK", "SET_PLAYBACK_RATE", "SET_VOLUME", "EDIT_TRACKS_INFO", "EDIT_AUDIO_TRACKS",
-            "SKIP_AD", "QUEUE_GET_ITEM_IDS", "QUEUE_GET_ITEMS", "QUEUE_GET_ITEM_RANGE", "QUEUE_INSERT", "QUEUE_REMOVE",
-            "QUEUE_REORDER", "QUEUE_UPDATE", "QUEUE_NEXT", "QUEUE_PREV", "QUEUE_SHUFFLE",
-        ]
     }
 
     /// Handles one request on the media namespace from `requester` at `now`.
@@ -99,7 +98,7 @@ extension MediaPlayer {
         }
 
         // Everything else acts on the current media session; unknown commands are rejected as such first.
-        guard Self.sessionCommands.contains(type) else { return failure("INVALID_REQUEST", reason: "INVALID_COMMAND") }
+        guard mediaSessionCommands.contains(type) else { return failure("INVALID_REQUEST", reason: "INVALID_COMMAND") }
         guard session != nil else { return failure("INVALID_PLAYER_STATE") }
         if let given = request["mediaSessionId"]?.intValue, given != session!.mediaSessionId {
             return failure("INVALID_REQUEST", reason: "INVALID_MEDIA_SESSION_ID")
