@@ -19,6 +19,18 @@ final class RecordingChannel: CastChannel, @unchecked Sendable {
     override func didDisconnect() { connections.record(false) }
 }
 
+/// A channel that answers each message from the app, as a GCK channel does in `didReceiveTextMessage`: with a
+/// synchronous, queued send (the echo app returns the answer too, which is not answered again).
+final class AnsweringChannel: CastChannel, @unchecked Sendable {
+    // @unchecked: the recorder is thread-safe.
+    let texts = Recorder<String>()
+
+    override func didReceiveTextMessage(_ message: String) {
+        texts.record(message)
+        if !message.hasPrefix("ack:") { try? postTextMessage("ack:" + message) }
+    }
+}
+
 /// Custom namespace channels against the emulator's echo app (`E0C40001` on `urn:x-cast:com.example.echo`).
 @Suite struct CustomChannelTests {
     static let echoNamespace = "urn:x-cast:com.example.echo"
@@ -83,6 +95,41 @@ final class RecordingChannel: CastChannel, @unchecked Sendable {
             #expect(replacement.connections.values == [true, false])
             #expect(!replacement.isConnected)
         }
+    }
+
+    @Test func aCallbackAnswersWithQueuedSendsInOrder() async throws {
+        try await withStartedSession(options: Self.echoOptions) { fixture in
+            let channel = try AnsweringChannel(namespace: Self.echoNamespace)
+            fixture.session.add(channel)
+            // Queued without waiting, in order with the awaited sends around them.
+            try channel.postTextMessage("1")
+            try await channel.sendTextMessage("2")
+            try channel.postTextMessage("3")
+            try channel.postBinaryMessage([4])
+            var seen: [String] = []
+            for await text in channel.texts.stream {
+                seen.append(text)
+                if seen.count == 6 { break }
+            }
+            // Each echo is answered from the callback; the answers come back after the messages queued before.
+            #expect(seen.filter { !$0.hasPrefix("ack:") } == ["1", "2", "3"])
+            #expect(seen.filter { $0.hasPrefix("ack:") } == ["ack:1", "ack:2", "ack:3"])
+            #expect(seen.firstIndex(of: "ack:1")! > seen.firstIndex(of: "1")!)
+
+            let tooBig = String(repeating: "x", count: 70_000)
+            #expect {
+                try channel.postTextMessage(tooBig)
+            } throws: { ($0 as? CastTransportError)?.code == .messageTooLarge }
+
+            await fixture.context.sessionManager.endSession(stopCasting: true)
+            #expect {
+                try channel.postTextMessage("after the end")
+            } throws: { ($0 as? CastSessionError)?.code == .channelNotConnected }
+        }
+        let unconnected = try AnsweringChannel(namespace: Self.echoNamespace)
+        #expect {
+            try unconnected.postBinaryMessage([1])
+        } throws: { ($0 as? CastSessionError)?.code == .channelNotConnected }
     }
 
     @Test func namespacesMustBeCustomChannelURNs() throws {

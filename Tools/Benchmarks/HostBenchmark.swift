@@ -18,6 +18,7 @@ import CastSession
 import CastTransport
 import Foundation
 import Histogram
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -83,11 +84,66 @@ func hostBenchmark(host: String, port: Int, sessions: Int, rounds: Int, echoes: 
     }
     if echoes > 0 {
         line(String(format: "echo %.0f", try await echoThroughput(host: host, ports: [port], messages: echoes)))
+        let callbacks = try await echoThroughput(
+            host: host,
+            ports: [port],
+            messages: echoes,
+            answeringInCallbacks: true
+        )
+        line(String(format: "echo-callback %.0f", callbacks))
     }
 }
 
-/// Messages per second echoed by the echo app over one session per port, 64 in flight on each.
-func echoThroughput(host: String, ports: [Int], messages: Int) async throws -> Double {
+/// A channel that answers each echo in `didReceiveTextMessage` with a queued send (`postTextMessage`), as a GCK
+/// sender's channel subclass does: no task and no stream per message.
+final class AnsweringEchoChannel: CastChannel, @unchecked Sendable {
+    // @unchecked: `received` is behind its lock; the rest is immutable.
+    let share: Int
+    let received = NIOLockedValueBox(0)
+    let (done, finished) = AsyncStream<Void>.makeStream()
+
+    init(share: Int) throws {
+        self.share = share
+        try super.init(namespace: echoNamespace)
+    }
+
+    /// Sends the first 64, the window the replies then keep full.
+    func start() throws {
+        for _ in 0..<min(64, share) { try postTextMessage(#"{"n":1}"#) }
+    }
+
+    override func didReceiveTextMessage(_ message: String) {
+        let count = received.withLockedValue { count in
+            count += 1
+            return count
+        }
+        if count + 64 <= share { try? postTextMessage(#"{"n":1}"#) }
+        if count == share { finished.finish() }
+    }
+}
+
+/// Messages per second echoed by the echo app over one session per port, 64 in flight on each: awaited sends and
+/// a stream of replies, or (`answeringInCallbacks`) a channel subclass that answers each reply in its callback.
+func echoThroughput(host: String, ports: [Int], messages: Int, answeringInCallbacks: Bool = false) async throws
+    -> Double
+{
+    let share = messages / ports.count
+    if answeringInCallbacks {
+        var sessions: [(CastContext, AnsweringEchoChannel)] = []
+        for port in ports {
+            let (context, session) = try await startSession(host: host, port: port, application: echoApplicationID)
+            let channel = try AnsweringEchoChannel(share: share)
+            session.add(channel)
+            guard channel.isConnected else { throw CastSessionError(.channelNotConnected, "the echo app is not ready") }
+            sessions.append((context, channel))
+        }
+        let start = ContinuousClock.now
+        for (_, channel) in sessions { try channel.start() }
+        for (_, channel) in sessions { for await _ in channel.done {} }
+        let rate = Double(share * sessions.count) / seconds(ContinuousClock.now - start)
+        for (context, _) in sessions { await context.sessionManager.endSession(stopCasting: true) }
+        return rate
+    }
     var sessions: [(CastContext, CastSession, GenericChannel)] = []
     for port in ports {
         let (context, session) = try await startSession(host: host, port: port, application: echoApplicationID)
@@ -97,7 +153,6 @@ func echoThroughput(host: String, ports: [Int], messages: Int) async throws -> D
         if !channel.isConnected { for await isConnected in connected where isConnected { break } }
         sessions.append((context, session, channel))
     }
-    let share = messages / sessions.count
     let start = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
         for (_, session, channel) in sessions {
@@ -212,6 +267,7 @@ func printTable(directory: String) throws {
         ("PAUSE/PLAY round trip p99", "rtt", 99, "ms"),
         ("PAUSE/PLAY round trip p99.9", "rtt", 99.9, "ms"),
         ("custom-channel echo, one session", "echo", 0, "msg/s"),
+        ("the same, answered in the channel's callback (swift-cast only)", "echo-callback", 0, "msg/s"),
     ]
     func cell(_ value: Double?, _ unit: String) -> String {
         guard let value else { return "–" }

@@ -373,8 +373,11 @@ if let address = option("--host"), let colon = address.lastIndex(of: ":"),
             idleSeconds: option("--idle").flatMap { Int($0) } ?? 10
         )
     } else if let count = option("--echo-sessions").flatMap({ Int($0) }) {
-        let rate = try await echoThroughput(host: host, ports: Array(port..<port + count), messages: echoes)
+        let ports = Array(port..<port + count)
+        let rate = try await echoThroughput(host: host, ports: ports, messages: echoes)
         print(String(format: "echo-many %.0f", rate))
+        let callbacks = try await echoThroughput(host: host, ports: ports, messages: echoes, answeringInCallbacks: true)
+        print(String(format: "echo-many-callback %.0f", callbacks))
     } else {
         try await hostBenchmark(
             host: host,

@@ -14,6 +14,7 @@ open class CastChannel: @unchecked Sendable {
     /// Where messages go while connected.
     struct Link: Sendable {
         var send: @Sendable (CastMessage.Payload) async throws -> Void
+        var post: @Sendable (CastMessage.Payload) throws -> Void
     }
 
     /// The namespace, `urn:x-cast:…`.
@@ -63,11 +64,33 @@ open class CastChannel: @unchecked Sendable {
         try await send(.binary(message))
     }
 
+    /// Queues text for the receiver app and returns at once, without waiting even while the connection is backed
+    /// up: for code that cannot await, such as a ``didReceiveTextMessage(_:)`` override answering a message (GCK's
+    /// synchronous `sendTextMessage:error:`). Messages go out in the order sent, with those of
+    /// ``sendTextMessage(_:)``. Prefer that one where you can await: it slows a fast sender down instead of letting
+    /// the queue grow.
+    ///
+    /// - Throws: ``CastSessionError`` with ``CastSessionError/Code/channelNotConnected`` when not connected;
+    ///   `CastTransport.CastTransportError` with code `messageTooLarge` when the message exceeds the 64 KiB frame
+    ///   limit.
+    public final func postTextMessage(_ message: String) throws {
+        try currentLink().post(.string(message))
+    }
+
+    /// Queues bytes for the receiver app, like ``postTextMessage(_:)``.
+    public final func postBinaryMessage(_ message: [UInt8]) throws {
+        try currentLink().post(.binary(message))
+    }
+
     private func send(_ payload: CastMessage.Payload) async throws {
+        try await currentLink().send(payload)
+    }
+
+    private func currentLink() throws -> Link {
         guard let link = link.withLockedValue({ $0 }) else {
             throw CastSessionError(.channelNotConnected, "the channel \(namespace) is not connected")
         }
-        try await link.send(payload)
+        return link
     }
 
     final func connect(_ newLink: Link) {

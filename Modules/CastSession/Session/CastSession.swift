@@ -556,17 +556,19 @@ public final class CastSession: Sendable {
         for (namespace, channel) in channels where app.namespaces.contains(namespace) {
             let connection = self.connection
             let transportID = app.transportID
+            let message = { @Sendable (payload: CastMessage.Payload) in
+                CastMessage(
+                    sourceID: connection.configuration.localID,
+                    destinationID: transportID,
+                    namespace: namespace,
+                    payload: payload
+                )
+            }
             channel.connect(
-                CastChannel.Link { payload in
-                    try await connection.enqueue(
-                        CastMessage(
-                            sourceID: connection.configuration.localID,
-                            destinationID: transportID,
-                            namespace: namespace,
-                            payload: payload
-                        )
-                    )
-                }
+                CastChannel.Link(
+                    send: { payload in try await connection.enqueue(message(payload)) },
+                    post: { payload in try connection.enqueueWithoutWaiting(message(payload)) }
+                )
             )
         }
     }

@@ -719,6 +719,19 @@ public final class CastConnection: Sendable {
         try await Self.awaitWrite(written)
     }
 
+    /// Queues `message` and returns at once, never waiting, even while the transport is backed up: for callers that
+    /// cannot wait (a synchronous callback answering a message, as GCK's `sendTextMessage:error:` does). Prefer
+    /// ``enqueue(_:)`` where you can await: it slows a fast sender down instead of letting the queue grow.
+    ///
+    /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/notConnected`` or
+    ///   ``CastTransportError/Code/messageTooLarge``.
+    public func enqueueWithoutWaiting(_ message: CastMessage) throws {
+        let channel = try currentChannel()
+        let length = try message.checkFrameSize()
+        queuedBytes.add(length, ordering: .relaxed)
+        post([message], on: channel, length: length)
+    }
+
     /// Writes and flushes `command` now when that keeps the order (off the event loop NIO queues it; on it, only
     /// while no post waits before it), else behind the queued posts.
     private func write(_ command: RouterCommand, on channel: any Channel, promise: EventLoopPromise<Void>?) {
