@@ -15,10 +15,9 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pychromecast" 
     "$venv/bin/pip" install -q --disable-pip-version-check pychromecast==14.0.10
 fi
 swift build --product cast-receiver >/dev/null && swift build --product cast >/dev/null || exit 1
-out=$(mktemp)
 auth=$(mktemp -d)
 receiver=
-trap 'rm -rf "$out" "$auth"' EXIT
+trap 'rm -rf "$auth"' EXIT
 passed=0
 failed=0
 status=0
@@ -29,11 +28,23 @@ start_receiver() {
     local name=$1
     shift
     export INTEROP_PYCHROMECAST_LOG=".build/interop-$name-pychromecast.log"
+    out=".build/interop-$name-receiver.log"
     .build/debug/cast-receiver --no-mdns --port 0 --wire-log ".build/interop-$name.jsonl" "$@" >"$out" 2>&1 &
     receiver=$!
-    for _ in $(seq 1 200); do grep -q "ready" "$out" && break; sleep 0.05; done
+    # Up to a minute: with --device-auth it first makes an RSA chain, 1-2 s on an idle machine, far longer on a
+    # busy one. A receiver that exits is not waited for.
+    for _ in $(seq 1 1200); do
+        grep -q "ready" "$out" && break
+        kill -0 "$receiver" 2>/dev/null || break
+        sleep 0.05
+    done
     port=$(grep -o 'on 127.0.0.1:[0-9]*' "$out" | head -1 | cut -d: -f2)
-    [ -n "$port" ] || { echo "interop: cast-receiver did not start:"; cat "$out"; exit 1; }
+    if ! grep -q "ready" "$out" || [ -z "$port" ]; then
+        echo "FAIL interop: cast-receiver ($name) did not start within 60 s ($out):"
+        cat "$out"
+        echo "$passed passed, $((failed + 1)) failed"
+        exit 1
+    fi
 }
 
 stop_receiver() {
