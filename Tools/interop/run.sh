@@ -17,7 +17,8 @@ fi
 swift build --product cast-receiver >/dev/null && swift build --product cast >/dev/null || exit 1
 auth=$(mktemp -d)
 receiver=
-trap 'rm -rf "$auth"' EXIT
+# An emulator still running when the script ends (a failed start, a timeout) is stopped too.
+trap 'stop_receiver; rm -rf "$auth"' EXIT
 passed=0
 failed=0
 status=0
@@ -48,8 +49,10 @@ start_receiver() {
 }
 
 stop_receiver() {
+    [ -n "$receiver" ] || return 0
     kill -INT "$receiver" 2>/dev/null || true
     wait "$receiver" 2>/dev/null || true
+    receiver=
 }
 
 # Runs one script, echoing its output and adding its closing counts.
