@@ -454,14 +454,14 @@ struct CastReceiverCommand: AsyncParsableCommand {
         }
     }
 
-    /// The `--device-auth` credentials: loaded from, or made and written to, `--device-auth-dir` (a fault in the
-    /// chain itself gets a chain of its own, not saved); the trust anchor is written beside them and its path
-    /// printed.
     /// Where --device-auth writes its chain without --device-auth-dir.
     private var temporaryAuthFolder: String {
         FileManager.default.temporaryDirectory.path + "/cast-receiver-auth-\(getpid())"
     }
 
+    /// The `--device-auth` credentials: loaded from, or made and written to, `--device-auth-dir` (a fault in the
+    /// chain itself gets a chain of its own, not saved); the trust anchor is written beside them and its path
+    /// printed.
     private func makeDeviceAuth() throws -> EmulatedDeviceAuth {
         var fault: EmulatedDeviceAuth.Fault?
         if let deviceAuthFault {

@@ -705,12 +705,8 @@ public final class CastConnection: Sendable {
     ///   ``CastTransportError/Code/messageTooLarge``, or ``CastTransportError/Code/connectionClosed`` when a
     ///   backed-up write fails.
     public func enqueue(_ message: CastMessage) async throws {
-        let channel = try currentChannel()
-        let length = try message.checkFrameSize()
-        // Backed up: the transport holds more than its high-water mark, or a sender off the event loop has queued
-        // that much that the loop has not written yet.
-        let queued = queuedBytes.add(length, ordering: .relaxed).newValue
-        guard !channel.isWritable || queued > Self.queuedBytesLimit else {
+        let (channel, length, isBackedUp) = try admit(message)
+        guard isBackedUp else {
             post([message], on: channel, length: length)
             return
         }
@@ -726,10 +722,18 @@ public final class CastConnection: Sendable {
     /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/notConnected`` or
     ///   ``CastTransportError/Code/messageTooLarge``.
     public func enqueueWithoutWaiting(_ message: CastMessage) throws {
+        let (channel, length, _) = try admit(message)
+        post([message], on: channel, length: length)
+    }
+
+    /// Checks `message` for a queued send and counts its bytes in ``queuedBytes``: the channel to post it on, its
+    /// length, and whether the transport is backed up — it holds more than its high-water mark, or senders off the
+    /// event loop have queued that much that the loop has not written yet.
+    private func admit(_ message: CastMessage) throws -> (channel: any Channel, length: Int, isBackedUp: Bool) {
         let channel = try currentChannel()
         let length = try message.checkFrameSize()
-        queuedBytes.add(length, ordering: .relaxed)
-        post([message], on: channel, length: length)
+        let queued = queuedBytes.add(length, ordering: .relaxed).newValue
+        return (channel, length, !channel.isWritable || queued > Self.queuedBytesLimit)
     }
 
     /// Writes and flushes `command` now when that keeps the order (off the event loop NIO queues it; on it, only
