@@ -84,12 +84,7 @@ func hostBenchmark(host: String, port: Int, sessions: Int, rounds: Int, echoes: 
     }
     if echoes > 0 {
         line(String(format: "echo %.0f", try await echoThroughput(host: host, ports: [port], messages: echoes)))
-        let callbacks = try await echoThroughput(
-            host: host,
-            ports: [port],
-            messages: echoes,
-            answeringInCallbacks: true
-        )
+        let callbacks = try await callbackEchoThroughput(host: host, ports: [port], messages: echoes)
         line(String(format: "echo-callback %.0f", callbacks))
     }
 }
@@ -122,28 +117,30 @@ final class AnsweringEchoChannel: CastChannel, @unchecked Sendable {
     }
 }
 
-/// Messages per second echoed by the echo app over one session per port, 64 in flight on each: awaited sends and
-/// a stream of replies, or (`answeringInCallbacks`) a channel subclass that answers each reply in its callback.
-func echoThroughput(host: String, ports: [Int], messages: Int, answeringInCallbacks: Bool = false) async throws
-    -> Double
-{
+/// Messages per second echoed by the echo app over one session per port, 64 in flight on each, the way a GCK
+/// sender writes it: a channel subclass answers each reply in its callback.
+func callbackEchoThroughput(host: String, ports: [Int], messages: Int) async throws -> Double {
     let share = messages / ports.count
-    if answeringInCallbacks {
-        var sessions: [(CastContext, AnsweringEchoChannel)] = []
-        for port in ports {
-            let (context, session) = try await startSession(host: host, port: port, application: echoApplicationID)
-            let channel = try AnsweringEchoChannel(share: share)
-            session.add(channel)
-            guard channel.isConnected else { throw CastSessionError(.channelNotConnected, "the echo app is not ready") }
-            sessions.append((context, channel))
-        }
-        let start = ContinuousClock.now
-        for (_, channel) in sessions { try channel.start() }
-        for (_, channel) in sessions { for await _ in channel.done {} }
-        let rate = Double(share * sessions.count) / seconds(ContinuousClock.now - start)
-        for (context, _) in sessions { await context.sessionManager.endSession(stopCasting: true) }
-        return rate
+    var sessions: [(CastContext, AnsweringEchoChannel)] = []
+    for port in ports {
+        let (context, session) = try await startSession(host: host, port: port, application: echoApplicationID)
+        let channel = try AnsweringEchoChannel(share: share)
+        session.add(channel)
+        guard channel.isConnected else { throw CastSessionError(.channelNotConnected, "the echo app is not ready") }
+        sessions.append((context, channel))
     }
+    let start = ContinuousClock.now
+    for (_, channel) in sessions { try channel.start() }
+    for (_, channel) in sessions { for await _ in channel.done {} }
+    let rate = Double(share * sessions.count) / seconds(ContinuousClock.now - start)
+    for (context, _) in sessions { await context.sessionManager.endSession(stopCasting: true) }
+    return rate
+}
+
+/// Messages per second echoed by the echo app over one session per port, 64 in flight on each: awaited sends and
+/// a stream of replies.
+func echoThroughput(host: String, ports: [Int], messages: Int) async throws -> Double {
+    let share = messages / ports.count
     var sessions: [(CastContext, CastSession, GenericChannel)] = []
     for port in ports {
         let (context, session) = try await startSession(host: host, port: port, application: echoApplicationID)

@@ -376,7 +376,7 @@ if let address = option("--host"), let colon = address.lastIndex(of: ":"),
         let ports = Array(port..<port + count)
         let rate = try await echoThroughput(host: host, ports: ports, messages: echoes)
         print(String(format: "echo-many %.0f", rate))
-        let callbacks = try await echoThroughput(host: host, ports: ports, messages: echoes, answeringInCallbacks: true)
+        let callbacks = try await callbackEchoThroughput(host: host, ports: ports, messages: echoes)
         print(String(format: "echo-many-callback %.0f", callbacks))
     } else {
         try await hostBenchmark(
