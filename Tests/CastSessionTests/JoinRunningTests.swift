@@ -247,14 +247,19 @@ extension JoinRunningTests {
             let observer = DeviceObserver(device: device.castDevice, options: testOptions())
             let updates = observer.updates()
             try await observer.start()
+            // The stream keeps only the newest activity: the commands start once the consumer holds the first, so
+            // a consumer task scheduled late on a busy machine does not lose it to the first change.
+            let (firstSeen, signalFirst) = AsyncStream<Void>.makeStream()
             let seen = Task {
                 var levels: [Double] = []
                 for await activity in updates {
                     levels.append(activity.deviceStatus.volumeLevel)
+                    if levels.count == 1 { signalFirst.finish() }
                     if activity.deviceStatus.volumeLevel == 0.9 { break }
                 }
                 return levels
             }
+            for await _ in firstSeen {}
             for step in 1...9 {
                 let level = Double(step) / 10
                 try await observer.setVolume(level)
