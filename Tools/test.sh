@@ -11,6 +11,23 @@ total_passed=0
 total_failed=0
 status=0
 
+# Starts a phase: prints its heading and closes the previous one, whose time the summary at the end lists (the
+# test command must stay well under CI's limit; these say where its minutes go).
+phase_times=""
+phase_name=""
+phase_start=$SECONDS
+phase() {
+    end_phase
+    phase_name=${1%% (*}
+    phase_name=${phase_name%%:*}
+    echo "== $1"
+}
+end_phase() {
+    [ -n "$phase_name" ] && phase_times="$phase_times  $phase_name: $((SECONDS - phase_start)) s
+"
+    phase_start=$SECONDS
+}
+
 # Adds a finished suite's counts: Swift's "Test run with N tests … passed/failed" or a plain "N passed, M failed".
 count() {
     local passed failed tests
@@ -50,7 +67,7 @@ verify_castd_unit() {
     echo "castd.service: verified"
 }
 
-echo "== swift format lint (.swift-format; generated protobuf code excluded)"
+phase "swift format lint (.swift-format; generated protobuf code excluded)"
 git ls-files -z '*.swift' | grep -zv "/Generated/" | xargs -0 swift format lint --strict --configuration .swift-format --parallel > "$log" 2>&1
 lint_status=$?
 if [ "$lint_status" = 0 ] && [ ! -s "$log" ]; then
@@ -63,16 +80,16 @@ else
     status=1
 fi
 
-echo "== generated protobuf code is fresh (Debian protoc + swift-protobuf's plugin)"
+phase "generated protobuf code is fresh (Debian protoc + swift-protobuf's plugin)"
 check Tools/generate-protos.sh --check
 
-echo "== generated OpenAPI code is fresh (its stamp, else swift-openapi-generator; CAST_OPENAPI_FULL_CHECK=1 always regenerates)"
+phase "generated OpenAPI code is fresh (its stamp, else swift-openapi-generator; CAST_OPENAPI_FULL_CHECK=1 always regenerates)"
 check Tools/generate-openapi.sh --check
 
-echo "== castd's systemd unit verifies (systemd-analyze verify Tools/castd.service)"
+phase "castd's systemd unit verifies (systemd-analyze verify Tools/castd.service)"
 check verify_castd_unit
 
-echo "== package: Tools/package.sh's .deb and tarball, installed into a clean Debian root as root (Tools/package-test.sh; CAST_PACKAGE_CLEAN_ROOT=0 skips the root)"
+phase "package: Tools/package.sh's .deb and tarball, installed into a clean Debian root as root (Tools/package-test.sh; CAST_PACKAGE_CLEAN_ROOT=0 skips the root)"
 # The clean root (debootstrap from the Debian mirror) costs 25-80 s, so it runs every time it can: as root.
 if [ "$(id -u)" = 0 ]; then
     CAST_PACKAGE_CLEAN_ROOT=${CAST_PACKAGE_CLEAN_ROOT:-1} check Tools/package-test.sh
@@ -80,14 +97,14 @@ else
     check Tools/package-test.sh
 fi
 
-echo "== swift build"
+phase "swift build"
 swift build --build-tests 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\]"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; echo "total: 0 passed, 1 failed"; exit 1; }
 
-echo "== documentation: every library product's DocC catalog, warnings as errors (Tools/docs.sh)"
+phase "documentation: every library product's DocC catalog, warnings as errors (Tools/docs.sh)"
 check Tools/docs.sh
 
-echo "== fuzz corpora replayed through every parser (Tools/Fuzz; fuzzing itself: Tools/fuzz.sh)"
+phase "fuzz corpora replayed through every parser (Tools/Fuzz; fuzzing itself: Tools/fuzz.sh)"
 replay_passed=0
 replay_failed=0
 for target in $(.build/debug/cast-fuzz list | cut -f1); do
@@ -103,14 +120,14 @@ echo "$replay_passed passed, $replay_failed failed"
 total_passed=$((total_passed + replay_passed))
 total_failed=$((total_failed + replay_failed))
 
-echo "== swift test"
+phase "swift test"
 # The grep's own "no match" stays inside its braces: with pipefail, a `|| true` after the pipeline would run
 # whenever swift test failed and replace PIPESTATUS, hiding the failure.
 swift test --skip-build --no-parallel 2>&1 | tee "$log" | { grep -E "✘|error:|recorded an issue|Test run with" || true; }
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 count
 
-echo "== fuzzing: every libFuzzer target for ${CAST_FUZZ_SECONDS:=5} seconds (Tools/fuzz.sh; ASan build in .build-fuzz)"
+phase "fuzzing: every libFuzzer target for ${CAST_FUZZ_SECONDS:=5} seconds (Tools/fuzz.sh; ASan build in .build-fuzz)"
 Tools/fuzz.sh --seconds "$CAST_FUZZ_SECONDS" > "$log" 2>&1 || status=1
 grep -E "CRASH|^    |^fuzz:" "$log"
 # Each target that ran without a crash is one passed check.
@@ -131,7 +148,7 @@ fi
 # counted them, so they come out of the total here and this run's counts go in instead.
 lab_skipped=$(grep -c 'Test "[^"]*" skipped: "needs the hermetic mDNS lab' "$log")
 total_passed=$((total_passed - lab_skipped))
-echo "== discovery lab: CastDiscovery against avahi-daemon in network namespaces"
+phase "discovery lab: CastDiscovery against avahi-daemon in network namespaces"
 if [ "$(id -u)" != 0 ]; then
     echo "discovery lab: SKIPPED ($lab_skipped tests): network namespaces need root; run Tools/test.sh as root"
 else
@@ -155,46 +172,49 @@ else
 fi
 # --- end discovery lab ---
 
-echo "== fault lab: sender and receiver in network namespaces; link loss, blackhole, packet loss, kills, slow and flooding devices"
+phase "fault lab: sender and receiver in network namespaces; link loss, blackhole, packet loss, kills, slow and flooding devices"
 Tools/faults.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|figure:|passed, |SKIPPED" "$log"
 count
 
-echo "== MQTT sites: two castd in network namespaces on one mosquitto broker (states, a routed command, a last will)"
+phase "MQTT sites: two castd in network namespaces on one mosquitto broker (states, a routed command, a last will)"
 Tools/mqtt-sites.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|figure:|passed, |SKIPPED" "$log"
 count
 
-echo "== web remote: castd's page in headless Chromium against emulated devices (Tools/web-remote.sh)"
+phase "web remote: castd's page in headless Chromium against emulated devices (Tools/web-remote.sh)"
 Tools/web-remote.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|figure:|passed, |^artefacts" "$log"
 count
 
-echo "== API conformance: schemathesis against castd's OpenAPI document (Tools/schemathesis.sh)"
+phase "API conformance: schemathesis against castd's OpenAPI document (Tools/schemathesis.sh)"
 SCHEMATHESIS_NO_BUILD=1 Tools/schemathesis.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|passed, |^schemathesis.sh:" "$log"
 count
 
-echo "== soak: 1,000 sessions for one minute with random commands and faults (Tools/soak.sh)"
+phase "soak: 1,000 sessions for one minute with random commands and faults (Tools/soak.sh)"
 Tools/soak.sh --minutes 1 --devices 1000 > "$log" 2>&1 || status=1
 grep -E "^FAIL|^soak:|passed, " "$log"
 count
 
-echo "== interop: pychromecast 14.0.10 against cast-receiver"
+phase "interop: pychromecast 14.0.10 against cast-receiver"
 Tools/interop/run.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|passed, " "$log"
 count
 
-echo "== examples: each program of Examples/ against its own cast-receiver (Tools/examples.sh)"
+phase "examples: each program of Examples/ against its own cast-receiver (Tools/examples.sh)"
 timeout 600 Tools/examples.sh > "$log" 2>&1 || status=1
 grep -E "^FAIL|^    |passed, " "$log"
 count
 
-echo "== cli: the cast binary against cast-receiver (JSON, exit codes, tmux-driven terminal UIs)"
+phase "cli: the cast binary against cast-receiver (JSON, exit codes, tmux-driven terminal UIs)"
 timeout 900 python3 Tools/cli-e2e/run.py > "$log" 2>&1 || status=1
 grep -E "^FAIL|passed, " "$log"
 count
 
+end_phase
+echo "time per phase (total $SECONDS s):"
+printf "%s" "$phase_times"
 [ "$status" = 0 ] || [ "$total_failed" -gt 0 ] || total_failed=1
 [ "$total_failed" = 0 ] || status=1
 echo "total: $total_passed passed, $total_failed failed"
