@@ -207,6 +207,9 @@ func concurrentBenchmark(host: String, port: Int, count: Int, idleSeconds: Int) 
     }
     let startTime = seconds(ContinuousClock.now - start)
     let after = processFigures()
+    // Idle is measured once the start's last request timers (swept at their deadline, the 10 s request timeout)
+    // have fired and every heartbeat runs at its interval: the steady state, not the start's tail.
+    try await Task.sleep(for: .seconds(12))  // Settling before the measured period, not a request path.
     line("idle-start")
     let cpuBefore = processCPUSeconds()
     let idleStart = ContinuousClock.now

@@ -57,7 +57,8 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private let logger: Logger
     private var lastInbound: NIODeadline?
     private var lastPing: NIODeadline?
-    private var timer: Scheduled<Void>?
+    /// The pending timer, in its event loop's slots (``HeartbeatTimers``).
+    private var timer: HeartbeatTimers.Entry?
 
     /// Number of PINGs answered, for tests and diagnostics.
     private(set) var pongsSent = 0
@@ -93,13 +94,16 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        cancelTimer()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
+        cancelTimer()
+    }
+
+    private func cancelTimer() {
+        if let timer { HeartbeatTimers.cancel(timer) }
         timer = nil
     }
 
@@ -139,7 +143,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     }
 
     private func schedule(context: ChannelHandlerContext) {
-        timer?.cancel()
+        cancelTimer()
         guard let lastInbound else { return }
         var next: NIODeadline?
         if let deadAfter = configuration.deadAfter {
@@ -156,13 +160,13 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             let shifted = next.uptimeNanoseconds - min(phase, next.uptimeNanoseconds)
             next = .uptimeNanoseconds((shifted + slack - 1) / slack * slack + phase)
         }
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: next) { [weak self] in
+        timer = HeartbeatTimers.schedule(on: context.eventLoop, at: next) { [weak self] in
             self?.tick(context: context)
         }
     }
 
     private func tick(context: ChannelHandlerContext) {
-        // Fired: nothing to cancel (a SwiftNIO cancel searches all of the event loop's timers).
+        // Fired: it has left its slot.
         timer = nil
         guard context.channel.isActive, let lastInbound else { return }
         let now = context.eventLoop.now
