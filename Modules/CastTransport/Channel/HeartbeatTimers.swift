@@ -49,9 +49,9 @@ final class HeartbeatTimers {
     /// Takes a timer out of its slot; it will not fire.
     static func cancel(_ entry: Entry) {
         let timers = entry.timers
-        guard var slot = timers.slots[entry.deadline] else { return }
-        slot[entry.id] = nil
-        timers.slots[entry.deadline] = slot.isEmpty ? nil : slot
+        // In place: a copy of the slot would copy every other timer in it.
+        timers.slots[entry.deadline]?[entry.id] = nil
+        if timers.slots[entry.deadline]?.isEmpty == true { timers.slots[entry.deadline] = nil }
         timers.dropIfEmpty()
     }
 
