@@ -48,6 +48,25 @@ struct HeartbeatTimersTests {
         #expect(fired.counts == [0: 1, 1: 1])
     }
 
+    @Test func aTimerCancelledByAnotherOfItsSlotDoesNotFire() {
+        let loop = EmbeddedEventLoop()
+        let fired = Fired()
+        let deadline = loop.now + .seconds(1)
+        var entries: [HeartbeatTimers.Entry] = []
+        // Whichever fires first cancels the other, as a heartbeat that closes a connection would.
+        for index in 0..<2 {
+            entries.append(
+                HeartbeatTimers.schedule(on: loop, at: deadline) {
+                    fired.record(index)
+                    HeartbeatTimers.cancel(entries[1 - index])
+                }
+            )
+        }
+        loop.advanceTime(by: .seconds(1))
+        #expect(fired.counts.count == 1)
+        #expect(fired.counts.values.allSatisfy { $0 == 1 })
+    }
+
     @Test func loopsOnOneThreadKeepTheirTimersApart() {
         let (one, two) = (EmbeddedEventLoop(), EmbeddedEventLoop())
         let fired = Fired()

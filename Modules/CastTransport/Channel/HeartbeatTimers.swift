@@ -21,13 +21,11 @@ final class HeartbeatTimers {
     }
 
     private let eventLoop: any EventLoop
-    private let registry: Registry
     private var slots: [NIODeadline: [Int: () -> Void]] = [:]
     private var nextID = 0
 
-    private init(eventLoop: any EventLoop, registry: Registry) {
+    private init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
-        self.registry = registry
     }
 
     /// Calls `fire` on `eventLoop` at `deadline` (with every other timer of that deadline), unless cancelled.
@@ -40,7 +38,7 @@ final class HeartbeatTimers {
         if let existing = registry.timers[key] {
             timers = existing
         } else {
-            timers = HeartbeatTimers(eventLoop: eventLoop, registry: registry)
+            timers = HeartbeatTimers(eventLoop: eventLoop)
             registry.timers[key] = timers
         }
         return timers.add(fire, at: deadline)
@@ -66,13 +64,23 @@ final class HeartbeatTimers {
     }
 
     private func fireSlot(_ deadline: NIODeadline) {
-        guard let slot = slots.removeValue(forKey: deadline) else { return }
-        for fire in slot.values { fire() }
+        // Taken out of the slot one at a time, so that a timer another one's callback cancels (by closing its
+        // connection) does not fire, and one it adds for this deadline does.
+        while let ids = slots[deadline].map({ Array($0.keys) }), !ids.isEmpty {
+            for id in ids {
+                guard let fire = slots[deadline]?.removeValue(forKey: id) else { continue }
+                fire()
+            }
+        }
+        slots[deadline] = nil
         dropIfEmpty()
     }
 
+    /// Leaves this thread's registry once no timer waits. Only the current thread's: an `EmbeddedEventLoop` may be
+    /// advanced from another thread than the one that scheduled on it, and each registry belongs to its thread.
     private func dropIfEmpty() {
         guard slots.isEmpty else { return }
+        let registry = Registry.current
         let key = ObjectIdentifier(eventLoop)
         if registry.timers[key] === self { registry.timers[key] = nil }
     }
