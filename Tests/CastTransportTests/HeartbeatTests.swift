@@ -93,6 +93,28 @@ struct HeartbeatTests {
         #expect(try channel.finish().isClean)
     }
 
+    @Test("A PING written otherwise (spacing, more fields) is answered like the usual text")
+    func pingWrittenOtherwiseIsAnswered() throws {
+        let channel = try makeChannel()
+        for text in [#"{ "type" : "PING" }"#, #"{"requestId":0,"type":"PING"}"#, #"{"type":"PING"}"#] {
+            try channel.writeInbound(
+                CastMessage(
+                    sourceID: "receiver-0",
+                    destinationID: "sender-0",
+                    namespace: CastNamespace.heartbeat,
+                    payload: .string(text)
+                )
+            )
+            #expect(
+                try channel.readOutbound(as: CastMessage.self) == heartbeat("PONG", from: "sender-0", to: "receiver-0"),
+                "\(text)"
+            )
+        }
+        try channel.writeInbound(heartbeat("PONG", from: "receiver-0", to: "sender-0"))
+        try expectNoOutbound(channel)
+        #expect(try channel.finish().isClean)
+    }
+
     @Test func otherHeartbeatMessagesAreConsumedSilently() throws {
         let channel = try makeChannel()
         try channel.writeInbound(heartbeat("PONG", from: "receiver-0", to: "sender-0"))

@@ -59,6 +59,11 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private var lastPing: NIODeadline?
     /// The pending timer, in its event loop's slots (``HeartbeatTimers``).
     private var timer: HeartbeatTimers.Entry?
+    /// This connection's PING, built once: every few seconds on every connection, it is most of the traffic of an
+    /// idle process.
+    private let ping: CastMessage
+    /// The last PONG sent, reused while the peer PINGs from the same endpoint.
+    private var pong: CastMessage?
 
     /// Number of PINGs answered, for tests and diagnostics.
     private(set) var pongsSent = 0
@@ -80,6 +85,12 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         self.localID = localID
         self.peerID = peerID
         self.logger = logger
+        self.ping = CastMessage(
+            sourceID: localID,
+            destinationID: peerID,
+            namespace: CastNamespace.heartbeat,
+            payload: .string(Self.pingText)
+        )
         let shortest = [configuration.pingInterval, configuration.deadAfter].compactMap { $0 }.min() ?? .zero
         self.slack = max(0, min(configuration.timerSlack, shortest / 10).inNanoseconds)
     }
@@ -129,17 +140,36 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             context.fireChannelRead(data)
             return
         }
-        let type = (try? message.json())?["type"]?.stringValue
-        if type == "PING", configuration.answersPings, pongsSent < (configuration.pongLimit ?? .max) {
+        if Self.isPing(message), configuration.answersPings, pongsSent < (configuration.pongLimit ?? .max) {
             pongsSent += 1
-            let pong = CastMessage(
-                sourceID: message.destinationID == CastEndpoint.broadcast ? localID : message.destinationID,
-                destinationID: message.sourceID,
-                namespace: CastNamespace.heartbeat,
-                json: ["type": "PONG"]
-            )
+            let source = message.destinationID == CastEndpoint.broadcast ? localID : message.destinationID
+            let pong: CastMessage
+            if let last = self.pong, last.sourceID == source, last.destinationID == message.sourceID {
+                pong = last
+            } else {
+                pong = CastMessage(
+                    sourceID: source,
+                    destinationID: message.sourceID,
+                    namespace: CastNamespace.heartbeat,
+                    payload: .string(Self.pongText)
+                )
+                self.pong = pong
+            }
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
         }
+    }
+
+    /// The PING and PONG payloads as every known peer writes them.
+    static let pingText = #"{"type":"PING"}"#
+    static let pongText = #"{"type":"PONG"}"#
+
+    /// Whether a heartbeat message is a PING: the usual text is compared, anything else (other spacing, more
+    /// fields) is parsed.
+    static func isPing(_ message: CastMessage) -> Bool {
+        guard case .string(let text) = message.payload else { return false }
+        if text == pingText { return true }
+        if text == pongText { return false }
+        return (try? message.json())?["type"]?.stringValue == "PING"
     }
 
     private func schedule(context: ChannelHandlerContext) {
@@ -183,12 +213,6 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         {
             lastPing = now
             logger.trace("sending PING")
-            let ping = CastMessage(
-                sourceID: localID,
-                destinationID: peerID,
-                namespace: CastNamespace.heartbeat,
-                json: ["type": "PING"]
-            )
             context.writeAndFlush(wrapOutboundOut(ping), promise: nil)
         }
         schedule(context: context)
