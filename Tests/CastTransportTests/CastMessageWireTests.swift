@@ -99,6 +99,27 @@ struct CastMessageWireTests {
         for body in bodies { try expectSameOutcome(body) }
     }
 
+    /// Google namespaces are read as their shared constants; a namespace of the same length that differs in one
+    /// byte, a longer or shorter one, is read as itself.
+    @Test(arguments: [
+        CastNamespace.heartbeat, CastNamespace.media, CastNamespace.receiver, CastNamespace.connection,
+        "urn:x-cast:com.google.cast.tp.heartbeaT", "urn:x-cast:com.google.cast.medi",
+        "urn:x-cast:com.google.cast.mediaa",
+    ])
+    func readsNamespacesKnownOrNot(_ namespace: String) throws {
+        let message = CastMessage(
+            sourceID: "sender-0",
+            destinationID: "receiver-0",
+            namespace: namespace,
+            payload: .string(#"{"type":"PING"}"#)
+        )
+        let body: [UInt8] = try message.proto.serializedBytes()
+        let decoded = try CastMessageDecoder.decodeMessage(body)
+        #expect(decoded == message)
+        #expect(decoded.namespace == namespace)
+        try expectSameOutcome(body)
+    }
+
     /// Every body in the fuzz corpora of the frame targets, and 20,000 seeded mutations of them.
     @Test func readsTheCorporaAndTheirMutationsAsSwiftProtobufDoes() throws {
         let corpora = URL(fileURLWithPath: #filePath)

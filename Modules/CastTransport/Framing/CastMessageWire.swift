@@ -117,7 +117,7 @@ enum CastMessageWire {
                 if (0...3).contains(value) { fields.protocolVersion = Int(value) }
             case (Field.sourceID, WireType.lengthDelimited): fields.sourceID = try reader.readString()
             case (Field.destinationID, WireType.lengthDelimited): fields.destinationID = try reader.readString()
-            case (Field.namespace, WireType.lengthDelimited): fields.namespace = try reader.readString()
+            case (Field.namespace, WireType.lengthDelimited): fields.namespace = try reader.readNamespace()
             case (Field.payloadType, WireType.varint):
                 let value = Int32(truncatingIfNeeded: try reader.readVarint())
                 if (0...1).contains(value) { fields.payloadType = Int(value) }
@@ -184,6 +184,19 @@ enum CastMessageWire {
             return text
         }
 
+        /// A Google namespace comes back as the shared constant, not a copy: no allocation for the field (39
+        /// bytes is past a string's inline capacity), and every later comparison with the constant is a pointer
+        /// check. Any other namespace is read as a string.
+        mutating func readNamespace() throws(DecodingFailure) -> String {
+            let start = index
+            let bytes = try readLengthDelimited()
+            for known in knownNamespaces where known.bytes.count == bytes.count {
+                if known.bytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) { return known.text }
+            }
+            index = start
+            return try readString()
+        }
+
         /// Skips an unknown field (or a known one of another wire type), groups included, nested at most
         /// `groupDepth` deep (SwiftProtobuf allows 99 in a message: its default depth limit, 100, counts the message).
         mutating func skip(field: UInt64, wireType: UInt64, groupDepth: Int = 99) throws(DecodingFailure) {
@@ -213,3 +226,9 @@ enum CastMessageWire {
         }
     }
 }
+
+/// The namespaces ``CastMessageWire`` reads as shared constants, with their bytes.
+private let knownNamespaces: [(bytes: [UInt8], text: String)] = [
+    CastNamespace.heartbeat, CastNamespace.connection, CastNamespace.receiver, CastNamespace.media,
+    CastNamespace.deviceAuth, CastNamespace.multizone, CastNamespace.receiverDiscovery,
+].map { (Array($0.utf8), $0) }
