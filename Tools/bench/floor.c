@@ -9,13 +9,24 @@
 // write to the reply with its requestId (`rtt US`), then STOP. With more than one session, the first is the
 // process's warm-up: printed as `first-session` and `first-load`, 20 untimed pairs. Then one session with the echo app: ECHOES
 // messages on its custom namespace, 64 in flight, printed as `echo MESSAGES_PER_SECOND`.
+//
+//   floor --idle HOST PORT COUNT IDLE_SECONDS
+//
+// COUNT sessions on the devices at PORT, PORT + 1, … (one each, started one after another), then idle with heartbeats
+// on one epoll loop: a PING after 5 s without inbound traffic and every 5 s after (checked every 250 ms), PINGs
+// answered. Prints `idle-start` 12 s after the last start, then, IDLE_SECONDS later, `concurrent COUNT START_SECONDS
+// KIB_RSS_PER_SESSION IDLE_CPU_PERCENT 0`, the line `cast-benchmarks --concurrent` prints.
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/ssl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -213,8 +224,152 @@ static void end_session(int fd, const char *session, message *m) {
     close(fd);
 }
 
+
+// MARK: - Idle sessions
+
+typedef struct {
+    SSL *ssl;
+    double last_inbound, last_ping;
+    unsigned char header[4];
+    int header_have;
+    size_t body_length, body_have;
+    unsigned char body[192];  // enough for a heartbeat frame; longer frames are counted, not kept
+} idle_session;
+
+static double cpu_seconds(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+}
+
+static long rss_kib(void) {
+    long pages = 0, resident = 0;
+    FILE *file = fopen("/proc/self/statm", "r");
+    if (!file || fscanf(file, "%ld %ld", &pages, &resident) != 2) die("cannot read /proc/self/statm");
+    fclose(file);
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// A whole frame arrived: answers a PING.
+static void idle_frame(idle_session *c) {
+    if (c->body_length > sizeof c->body) return;
+    const unsigned char *cursor = c->body, *end = c->body + c->body_length;
+    char source[64] = "", namespace[64] = "", payload[64] = "";
+    while (cursor < end) {
+        size_t key = get_varint(&cursor);
+        if ((key & 7) == 0) {
+            get_varint(&cursor);
+            continue;
+        }
+        size_t size = get_varint(&cursor);
+        char *field = key >> 3 == 2 ? source : key >> 3 == 4 ? namespace : key >> 3 == 6 ? payload : NULL;
+        if (field && size < 64) memcpy(field, cursor, size), field[size] = 0;
+        cursor += size;
+    }
+    if (strcmp(namespace, NS_HEARTBEAT) == 0 && strstr(payload, "\"PING\"")) {
+        ssl = c->ssl;
+        send_message(source, NS_HEARTBEAT, "{\"type\":\"PONG\"}");
+    }
+}
+
+// Reads what the connection has, frame by frame.
+static void idle_readable(idle_session *c, double now) {
+    static unsigned char chunk[16384];
+    for (;;) {
+        int n = SSL_read(c->ssl, chunk, sizeof chunk);
+        if (n <= 0) {
+            int error = SSL_get_error(c->ssl, n);
+            if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) return;
+            die("an idle connection closed");
+        }
+        c->last_inbound = now;
+        for (int i = 0; i < n;) {
+            if (c->header_have < 4) {
+                c->header[c->header_have++] = chunk[i++];
+                if (c->header_have == 4)
+                    c->body_length = (size_t)c->header[0] << 24 | c->header[1] << 16 | c->header[2] << 8 | c->header[3],
+                    c->body_have = 0;
+            } else {
+                size_t take = c->body_length - c->body_have;
+                if (take > (size_t)(n - i)) take = (size_t)(n - i);
+                if (c->body_have + take <= sizeof c->body) memcpy(c->body + c->body_have, chunk + i, take);
+                c->body_have += take, i += (int)take;
+            }
+            if (c->header_have == 4 && c->body_have == c->body_length) {
+                idle_frame(c);
+                c->header_have = 0;
+            }
+        }
+    }
+}
+
+static idle_session *idle_sessions;
+static int idle_count, idle_loop;
+static double next_tick;
+
+// One turn of the loop: reads what arrived (waiting at most until the next tick when `wait`), then on a tick PINGs
+// every session 5 s (less the 250 ms tick) past its last inbound message or PING.
+static void idle_turn(int wait) {
+    static struct epoll_event events[1024];
+    double now = now_us();
+    int timeout = !wait || now >= next_tick ? 0 : (int)((next_tick - now) / 1e3) + 1;
+    int ready = epoll_wait(idle_loop, events, 1024, timeout);
+    now = now_us();
+    for (int e = 0; e < ready; e++) idle_readable(&idle_sessions[events[e].data.u32], now);
+    if (now < next_tick) return;
+    next_tick += 250e3;
+    for (int i = 0; i < idle_count; i++) {
+        idle_session *c = &idle_sessions[i];
+        if (!c->ssl) continue;
+        double since = c->last_ping > c->last_inbound ? c->last_ping : c->last_inbound;
+        if (now - c->last_inbound >= 15e6) die("a device stopped answering");
+        if (now + 250e3 >= since + 5e6) {
+            ssl = c->ssl;
+            send_message("receiver-0", NS_HEARTBEAT, "{\"type\":\"PING\"}");
+            c->last_ping = now;
+        }
+    }
+}
+
+static int idle_main(const char *host, int first_port, int count, int idle_seconds) {
+    SSL_CTX *context = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_verify(context, SSL_VERIFY_NONE, NULL);
+    SSL_CTX_set_mode(context, SSL_MODE_RELEASE_BUFFERS);  // as swift-cast's TLSContext
+    signal(SIGPIPE, SIG_IGN);  // a closed connection fails its write ("write failed") instead of killing us
+    idle_sessions = calloc((size_t)count, sizeof *idle_sessions);
+    idle_count = count;
+    idle_loop = epoll_create1(0);
+    static message m;
+    char port[16], transport[128], session[128];
+    long rss_before = rss_kib();
+    double start = now_us();
+    next_tick = start + 250e3;
+    // The sessions already started keep their heartbeats between the next ones' starts.
+    for (int i = 0; i < count; i++) {
+        snprintf(port, sizeof port, "%d", first_port + i);
+        int fd = start_session(context, host, port, "CC1AD845", transport, session, &m);
+        idle_sessions[i].ssl = ssl;
+        idle_sessions[i].last_inbound = now_us();
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        struct epoll_event event = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+        if (epoll_ctl(idle_loop, EPOLL_CTL_ADD, fd, &event) != 0) die("epoll_ctl failed");
+        idle_turn(0);
+    }
+    double started = now_us();
+    double kib = (double)(rss_kib() - rss_before) / count;
+    while (now_us() < started + 12e6) idle_turn(1);
+    printf("idle-start\n");
+    fflush(stdout);
+    double cpu_start = cpu_seconds(), idle_start = now_us();
+    while (now_us() < idle_start + idle_seconds * 1e6) idle_turn(1);
+    double cpu = (cpu_seconds() - cpu_start) / ((now_us() - idle_start) / 1e6) * 100;
+    printf("concurrent %d %.2f %.1f %.2f 0\n", count, (started - start) / 1e6, kib, cpu);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 6) die("usage: floor HOST PORT SESSIONS ROUNDS ECHOES");
+    if (argc == 6 && strcmp(argv[1], "--idle") == 0) return idle_main(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    if (argc != 6) die("usage: floor HOST PORT SESSIONS ROUNDS ECHOES | floor --idle HOST PORT COUNT IDLE_SECONDS");
     const char *host = argv[1], *port = argv[2];
     int sessions = atoi(argv[3]), rounds = atoi(argv[4]), echoes = atoi(argv[5]);
     SSL_CTX *context = SSL_CTX_new(TLS_client_method());

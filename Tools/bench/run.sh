@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The side-by-side benchmark: swift-cast (as a library, release build), pychromecast 14.0.10 (PyPI) and floor.c (a
 # minimal blocking C client, the floor) against the same cast-receiver on loopback, interleaved in one run; then
-# N concurrent swift-cast sessions against emulated devices in two cast-receiver processes. Prints one table with
-# ratios (cast-benchmarks --table). Asserts nothing and is not part of the test command.
+# N concurrent sessions (swift-cast, then the floor) against emulated devices in two cast-receiver processes. Prints
+# one table with ratios (cast-benchmarks --table). Asserts nothing and is not part of the test command.
 #
 #   Tools/bench/run.sh [--repeats 5] [--rounds 200] [--echoes 100000] [--concurrent "100 1000 10000"]
 #
@@ -99,27 +99,43 @@ start_receiver "$out/receiver-echo.log" --devices 100 --port 20000
         $1 == "echo-many-callback" {printf "the same, answered in the channel'"'"'s callback: %d/s\n", $2}' >>"$out/scale.txt"
 stop_receivers
 
-# 3. N concurrent sessions, heartbeats running, against devices in two emulator processes.
-for count in $concurrent; do
-    half=$((count / 2))
+# 3. N concurrent sessions, heartbeats running, against devices in two emulator processes: swift-cast, then the
+# floor (fresh emulators for each), and the ratios.
+# Runs one sender's concurrent sessions: LABEL, then its command; appends a line to scale.txt and leaves the
+# sender's RSS per session and idle CPU in $out/concurrent-LABEL.
+concurrent_run() {
+    local label=$1 half=$((count / 2)) a b rss_before
+    shift
     start_receiver "$out/receiver-a.log" --devices "$half" --port 20000 --max-connections 4
     a=$pid
     start_receiver "$out/receiver-b.log" --devices $((count - half)) --port $((20000 + half)) --max-connections 4
     b=$pid
     rss_before=$(($(rss_kib "$a") + $(rss_kib "$b")))
-    "$bin/cast-benchmarks" --host 127.0.0.1:20000 --concurrent "$count" --idle "$idle" |
-        while read -r name n startup kib cpu retried; do
-            [ "$name" = idle-start ] && { echo "$(ticks "$a") $(ticks "$b")" >"$out/ticks"; continue; }
-            read -r ta tb <"$out/ticks"
-            emulator_cpu=$(awk -v a="$(($(ticks "$a") - ta + $(ticks "$b") - tb))" -v t="$idle" -v hz="$(getconf CLK_TCK)" \
-                'BEGIN {printf "%.2f", a / hz / t * 100}')
-            emulator_kib=$(awk -v after="$(($(rss_kib "$a") + $(rss_kib "$b")))" -v before="$rss_before" -v n="$n" \
-                'BEGIN {printf "%.1f", (after - before) / n}')
-            echo "$n concurrent sessions (swift-cast, one process): started in $startup s, $kib KiB RSS per session," \
-                "idle CPU $cpu% of a core (heartbeats on), $retried session starts retried; emulators (2 processes):" \
-                "$emulator_kib KiB per connection, idle CPU $emulator_cpu%"
-        done >>"$out/scale.txt"
+    "$@" | while read -r name n startup kib cpu retried; do
+        [ "$name" = idle-start ] && { echo "$(ticks "$a") $(ticks "$b")" >"$out/ticks"; continue; }
+        read -r ta tb <"$out/ticks"
+        emulator_cpu=$(awk -v a="$(($(ticks "$a") - ta + $(ticks "$b") - tb))" -v t="$idle" -v hz="$(getconf CLK_TCK)" \
+            'BEGIN {printf "%.2f", a / hz / t * 100}')
+        emulator_kib=$(awk -v after="$(($(rss_kib "$a") + $(rss_kib "$b")))" -v before="$rss_before" -v n="$n" \
+            'BEGIN {printf "%.1f", (after - before) / n}')
+        echo "$kib $cpu" >"$out/concurrent-$label"
+        echo "$n concurrent sessions ($label, one process): started in $startup s, $kib KiB RSS per session," \
+            "idle CPU $cpu% of a core (heartbeats on), $retried session starts retried; emulators (2 processes):" \
+            "$emulator_kib KiB per connection, idle CPU $emulator_cpu%"
+    done >>"$out/scale.txt"
     stop_receivers
+}
+for count in $concurrent; do
+    concurrent_run swift-cast "$bin/cast-benchmarks" --host 127.0.0.1:20000 --concurrent "$count" --idle "$idle"
+    concurrent_run floor .build/bench/floor --idle 127.0.0.1 20000 "$count" "$idle"
+    if [ -s "$out/concurrent-swift-cast" ] && [ -s "$out/concurrent-floor" ]; then
+        read -r skib scpu <"$out/concurrent-swift-cast"
+        read -r fkib fcpu <"$out/concurrent-floor"
+        awk -v n="$count" -v sk="$skib" -v sc="$scpu" -v fk="$fkib" -v fc="$fcpu" 'BEGIN {
+            printf "%d concurrent sessions, swift-cast against the floor: %.2fx the RSS per session, %.2fx the idle CPU\n",
+                n, sk / fk, (fc > 0 ? sc / fc : 0) }' >>"$out/scale.txt"
+    fi
+    rm -f "$out/concurrent-swift-cast" "$out/concurrent-floor"
 done
 
 echo "command: Tools/bench/run.sh --repeats $repeats --rounds $rounds --echoes $echoes --concurrent \"$concurrent\"" \
