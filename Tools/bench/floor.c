@@ -308,7 +308,8 @@ static int idle_count, idle_loop;
 static double next_tick;
 
 // One turn of the loop: reads what arrived (waiting at most until the next tick when `wait`), then on a tick PINGs
-// every session 5 s (less the 250 ms tick) past its last inbound message or PING.
+// every session 5 s past its last inbound message or PING. Ticks fall on multiples of 250 ms of the monotonic clock,
+// as swift-cast's heartbeat deadlines do: a PING goes at the first tick at or after it is due.
 static void idle_turn(int wait) {
     static struct epoll_event events[1024];
     double now = now_us();
@@ -323,7 +324,7 @@ static void idle_turn(int wait) {
         if (!c->ssl) continue;
         double since = c->last_ping > c->last_inbound ? c->last_ping : c->last_inbound;
         if (now - c->last_inbound >= 15e6) die("a device stopped answering");
-        if (now + 250e3 >= since + 5e6) {
+        if (now >= since + 5e6) {
             ssl = c->ssl;
             send_message("receiver-0", NS_HEARTBEAT, "{\"type\":\"PING\"}");
             c->last_ping = now;
@@ -343,7 +344,7 @@ static int idle_main(const char *host, int first_port, int count, int idle_secon
     char port[16], transport[128], session[128];
     long rss_before = rss_kib();
     double start = now_us();
-    next_tick = start + 250e3;
+    next_tick = ((long long)(start / 250e3) + 1) * 250e3;
     // The sessions already started keep their heartbeats between the next ones' starts.
     for (int i = 0; i < count; i++) {
         snprintf(port, sizeof port, "%d", first_port + i);
@@ -353,6 +354,7 @@ static int idle_main(const char *host, int first_port, int count, int idle_secon
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
         struct epoll_event event = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
         if (epoll_ctl(idle_loop, EPOLL_CTL_ADD, fd, &event) != 0) die("epoll_ctl failed");
+        idle_readable(&idle_sessions[i], now_us());  // what OpenSSL already holds would wake no epoll_wait
         idle_turn(0);
     }
     double started = now_us();

@@ -101,11 +101,12 @@ stop_receivers
 
 # 3. N concurrent sessions, heartbeats running, against devices in two emulator processes: swift-cast, then the
 # floor (fresh emulators for each), and the ratios.
-# Runs one sender's concurrent sessions: LABEL, then its command; appends a line to scale.txt and leaves the
-# sender's RSS per session and idle CPU in $out/concurrent-LABEL.
+# Runs COUNT concurrent sessions of one sender: COUNT, LABEL, then its command; appends a line to scale.txt and
+# leaves the sender's RSS per session and idle CPU in $out/concurrent-LABEL. A sender that fails is reported, and
+# the run goes on.
 concurrent_run() {
-    local label=$1 half=$((count / 2)) a b rss_before
-    shift
+    local count=$1 label=$2 half=$(($1 / 2)) a b rss_before
+    shift 2
     start_receiver "$out/receiver-a.log" --devices "$half" --port 20000 --max-connections 4
     a=$pid
     start_receiver "$out/receiver-b.log" --devices $((count - half)) --port $((20000 + half)) --max-connections 4
@@ -122,18 +123,19 @@ concurrent_run() {
         echo "$n concurrent sessions ($label, one process): started in $startup s, $kib KiB RSS per session," \
             "idle CPU $cpu% of a core (heartbeats on), $retried session starts retried; emulators (2 processes):" \
             "$emulator_kib KiB per connection, idle CPU $emulator_cpu%"
-    done >>"$out/scale.txt"
+    done >>"$out/scale.txt" || echo "$count concurrent sessions ($label): failed (see $out)" >>"$out/scale.txt"
     stop_receivers
 }
 for count in $concurrent; do
-    concurrent_run swift-cast "$bin/cast-benchmarks" --host 127.0.0.1:20000 --concurrent "$count" --idle "$idle"
-    concurrent_run floor .build/bench/floor --idle 127.0.0.1 20000 "$count" "$idle"
+    concurrent_run "$count" swift-cast "$bin/cast-benchmarks" --host 127.0.0.1:20000 --concurrent "$count" --idle "$idle"
+    concurrent_run "$count" floor .build/bench/floor --idle 127.0.0.1 20000 "$count" "$idle"
     if [ -s "$out/concurrent-swift-cast" ] && [ -s "$out/concurrent-floor" ]; then
         read -r skib scpu <"$out/concurrent-swift-cast"
         read -r fkib fcpu <"$out/concurrent-floor"
         awk -v n="$count" -v sk="$skib" -v sc="$scpu" -v fk="$fkib" -v fc="$fcpu" 'BEGIN {
-            printf "%d concurrent sessions, swift-cast against the floor: %.2fx the RSS per session, %.2fx the idle CPU\n",
-                n, sk / fk, (fc > 0 ? sc / fc : 0) }' >>"$out/scale.txt"
+            printf "%d concurrent sessions, swift-cast against the floor: %s the RSS per session, %s the idle CPU\n",
+                n, (fk > 0 ? sprintf("%.2fx", sk / fk) : "n/a"), (fc > 0 ? sprintf("%.2fx", sc / fc) : "n/a") }' \
+            >>"$out/scale.txt"
     fi
     rm -f "$out/concurrent-swift-cast" "$out/concurrent-floor"
 done

@@ -140,7 +140,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             context.fireChannelRead(data)
             return
         }
-        if Self.isPing(message), configuration.answersPings, pongsSent < (configuration.pongLimit ?? .max) {
+        if configuration.answersPings, pongsSent < (configuration.pongLimit ?? .max), Self.isPing(message) {
             pongsSent += 1
             let source = message.destinationID == CastEndpoint.broadcast ? localID : message.destinationID
             let pong: CastMessage
