@@ -104,6 +104,33 @@ static size_t get_varint(const unsigned char **cursor) {
     return value | (size_t)(*(*cursor)++) << shift;
 }
 
+// Reads a CastMessage body's endpoints, namespace and text payload into m (a field too long for m stays empty).
+static void parse_body(const unsigned char *body, size_t length, message *m) {
+    const unsigned char *cursor = body, *end = body + length;
+    m->source[0] = m->destination[0] = m->namespace[0] = m->payload[0] = 0;
+    while (cursor < end) {
+        size_t key = get_varint(&cursor);
+        if ((key & 7) == 0) {
+            get_varint(&cursor);
+            continue;
+        }
+        size_t size = get_varint(&cursor);
+        char *field = NULL;
+        size_t capacity = 0;
+        switch (key >> 3) {
+        case 2: field = m->source, capacity = sizeof m->source; break;
+        case 3: field = m->destination, capacity = sizeof m->destination; break;
+        case 4: field = m->namespace, capacity = sizeof m->namespace; break;
+        case 6: field = m->payload, capacity = sizeof m->payload; break;
+        }
+        if (field && size < capacity) {
+            memcpy(field, cursor, size);
+            field[size] = 0;
+        }
+        cursor += size;
+    }
+}
+
 // Reads one message; answers PINGs on the way.
 static void receive(message *m) {
     static unsigned char body[65536];
@@ -113,29 +140,7 @@ static void receive(message *m) {
         size_t length = (size_t)header[0] << 24 | header[1] << 16 | header[2] << 8 | header[3];
         if (length > sizeof body) die("frame too large");
         read_exactly(body, length);
-        const unsigned char *cursor = body, *end = body + length;
-        m->source[0] = m->destination[0] = m->namespace[0] = m->payload[0] = 0;
-        while (cursor < end) {
-            size_t key = get_varint(&cursor);
-            if ((key & 7) == 0) {
-                get_varint(&cursor);
-                continue;
-            }
-            size_t size = get_varint(&cursor);
-            char *field = NULL;
-            size_t capacity = 0;
-            switch (key >> 3) {
-            case 2: field = m->source, capacity = sizeof m->source; break;
-            case 3: field = m->destination, capacity = sizeof m->destination; break;
-            case 4: field = m->namespace, capacity = sizeof m->namespace; break;
-            case 6: field = m->payload, capacity = sizeof m->payload; break;
-            }
-            if (field && size < capacity) {
-                memcpy(field, cursor, size);
-                field[size] = 0;
-            }
-            cursor += size;
-        }
+        parse_body(body, length, m);
         if (strcmp(m->namespace, NS_HEARTBEAT) == 0) {
             if (strstr(m->payload, "\"PING\"")) send_message(m->source, NS_HEARTBEAT, "{\"type\":\"PONG\"}");
             continue;
@@ -253,22 +258,11 @@ static long rss_kib(void) {
 // A whole frame arrived: answers a PING.
 static void idle_frame(idle_session *c) {
     if (c->body_length > sizeof c->body) return;
-    const unsigned char *cursor = c->body, *end = c->body + c->body_length;
-    char source[64] = "", namespace[64] = "", payload[64] = "";
-    while (cursor < end) {
-        size_t key = get_varint(&cursor);
-        if ((key & 7) == 0) {
-            get_varint(&cursor);
-            continue;
-        }
-        size_t size = get_varint(&cursor);
-        char *field = key >> 3 == 2 ? source : key >> 3 == 4 ? namespace : key >> 3 == 6 ? payload : NULL;
-        if (field && size < 64) memcpy(field, cursor, size), field[size] = 0;
-        cursor += size;
-    }
-    if (strcmp(namespace, NS_HEARTBEAT) == 0 && strstr(payload, "\"PING\"")) {
+    static message m;
+    parse_body(c->body, c->body_length, &m);
+    if (strcmp(m.namespace, NS_HEARTBEAT) == 0 && strstr(m.payload, "\"PING\"")) {
         ssl = c->ssl;
-        send_message(source, NS_HEARTBEAT, "{\"type\":\"PONG\"}");
+        send_message(m.source, NS_HEARTBEAT, "{\"type\":\"PONG\"}");
     }
 }
 
