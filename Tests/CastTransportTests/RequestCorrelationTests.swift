@@ -65,7 +65,13 @@ struct RouterCorrelationTests {
         let probe = FutureProbe(promise.futureResult)
         let message = request(requestID)
         try channel.writeOutbound(
-            RouterCommand.request(message, requestID: requestID, timeout: timeout, promise: promise)
+            RouterCommand.request(
+                message,
+                requestID: requestID,
+                timeout: timeout,
+                promise: promise,
+                arrived: ArrivedReply()
+            )
         )
         #expect(try channel.readOutbound(as: CastMessage.self) == message, sourceLocation: sourceLocation)
         #expect(probe.isPending, sourceLocation: sourceLocation)
@@ -275,7 +281,13 @@ struct RouterCorrelationTests {
         let probe = FutureProbe(promise.futureResult)
         let write = FutureProbe(
             channel.writeAndFlush(
-                RouterCommand.request(request(1), requestID: 1, timeout: .seconds(5), promise: promise)
+                RouterCommand.request(
+                    request(1),
+                    requestID: 1,
+                    timeout: .seconds(5),
+                    promise: promise,
+                    arrived: ArrivedReply()
+                )
             )
         )
         #expect(probe.error is WriteRefused)

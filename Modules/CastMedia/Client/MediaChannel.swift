@@ -5,6 +5,7 @@ import NIOCore
 public struct MediaReply: Sendable {
     private enum Source: Sendable {
         case future(EventLoopFuture<JSONValue>)
+        case message(EventLoopFuture<CastMessage>)
         case wait(@Sendable () async throws -> JSONValue)
     }
 
@@ -17,10 +18,15 @@ public struct MediaReply: Sendable {
     /// a task.
     public init(_ future: EventLoopFuture<JSONValue>) { source = .future(future) }
 
+    /// A reply message completed on an event loop, its JSON read when it is used (the connection parsed it once
+    /// already, for its `requestId`): no second future per request.
+    package init(message future: EventLoopFuture<CastMessage>) { source = .message(future) }
+
     /// The reply's JSON.
     public func response() async throws -> JSONValue {
         switch source {
         case .future(let future): try await future.get()
+        case .message(let future): try await future.get().json()
         case .wait(let wait): try await wait()
         }
     }
@@ -33,6 +39,8 @@ public struct MediaReply: Sendable {
         switch source {
         case .future(let future):
             future.whenComplete(body)
+        case .message(let future):
+            future.whenComplete { result in body(result.flatMap { message in Result { try message.json() } }) }
         case .wait(let wait):
             Task(executorPreference: executor) {
                 do { body(.success(try await wait())) } catch { body(.failure(error)) }

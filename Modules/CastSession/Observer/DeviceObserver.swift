@@ -609,6 +609,6 @@ struct ObserverMediaChannel: MediaChannel {
             payload: payload,
             timeout: timeout ?? connection.configuration.requestTimeout
         )
-        return MediaReply(pending.futureResult.flatMapThrowing { try $0.json() })
+        return MediaReply(message: pending.futureResult)
     }
 }

@@ -661,7 +661,7 @@ struct SessionMediaChannel: MediaChannel {
                 )
             }
         }
-        guard ridesThrough else { return MediaReply(pending.futureResult.flatMapThrowing { try $0.json() }) }
+        guard ridesThrough else { return MediaReply(message: pending.futureResult) }
         return MediaReply {
             do {
                 return try await pending.response().json()

@@ -16,15 +16,14 @@ public struct PendingReply: Sendable {
     /// The request's `requestId`.
     public let requestID: Int
     fileprivate let promise: EventLoopPromise<CastMessage>
+    /// Filled by the router as the reply is read, before the promise completes, so it is visible before any task
+    /// resumes.
     private let arrived: ArrivedReply
 
-    fileprivate init(requestID: Int, promise: EventLoopPromise<CastMessage>) {
+    fileprivate init(requestID: Int, promise: EventLoopPromise<CastMessage>, arrived: ArrivedReply) {
         self.requestID = requestID
         self.promise = promise
-        let arrived = ArrivedReply()
         self.arrived = arrived
-        // Recorded on the event loop as the reply is read, so it is visible before any task resumes.
-        promise.futureResult.whenSuccess { message in arrived.message.withLockedValue { $0 = message } }
     }
 
     /// The reply if it has already arrived, without waiting. Replies on one connection are read in order, so
@@ -50,7 +49,7 @@ public struct PendingReply: Sendable {
 }
 
 /// The box a ``PendingReply`` keeps its arrived reply in.
-private final class ArrivedReply: Sendable {
+final class ArrivedReply: Sendable {
     let message = NIOLockedValueBox<CastMessage?>(nil)
 }
 
@@ -675,22 +674,30 @@ public final class CastConnection: Sendable {
             json: .object(object)
         )
         let promise = channel.eventLoop.makePromise(of: CastMessage.self)
+        let arrived = ArrivedReply()
         let command = RouterCommand.request(
             message,
             requestID: requestID,
             timeout: TimeAmount(timeout ?? configuration.requestTimeout),
-            promise: promise
+            promise: promise,
+            arrived: arrived
         )
-        // A write that never reaches the router (the channel closed in between) must still end the request.
-        let written = channel.eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenFailure { error in
-            promise.fail(
-                error as? CastTransportError
-                    ?? CastTransportError(.connectionClosed, "the request could not be sent", cause: error)
-            )
+        if channel.eventLoop.inEventLoop, channel.isActive, pendingPosts.load(ordering: .acquiring) == 0 {
+            // Written now, on the loop of an open channel: it reaches the router, which ends the request from
+            // then on (a failed write, a timeout, the channel's end).
+            channel.writeAndFlush(command, promise: nil)
+        } else {
+            // A write that never reaches the router (the channel closed in between) must still end the request.
+            let written = channel.eventLoop.makePromise(of: Void.self)
+            written.futureResult.whenFailure { error in
+                promise.fail(
+                    error as? CastTransportError
+                        ?? CastTransportError(.connectionClosed, "the request could not be sent", cause: error)
+                )
+            }
+            write(command, on: channel, promise: written)
         }
-        write(command, on: channel, promise: written)
-        return PendingReply(requestID: requestID, promise: promise)
+        return PendingReply(requestID: requestID, promise: promise, arrived: arrived)
     }
 
     /// Queues `message` and returns without waiting for its write, as GCK's `sendTextMessage` does, unless the

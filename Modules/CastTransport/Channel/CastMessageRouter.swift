@@ -6,8 +6,15 @@ import NIOCore
 enum RouterCommand {
     /// A message that expects no reply.
     case send(CastMessage)
-    /// A request whose reply carries `requestID`; `promise` gets the reply, a timeout or the connection's end.
-    case request(CastMessage, requestID: Int, timeout: TimeAmount, promise: EventLoopPromise<CastMessage>)
+    /// A request whose reply carries `requestID`; `promise` gets the reply, a timeout or the connection's end,
+    /// and `arrived` the reply first.
+    case request(
+        CastMessage,
+        requestID: Int,
+        timeout: TimeAmount,
+        promise: EventLoopPromise<CastMessage>,
+        arrived: ArrivedReply
+    )
 }
 
 /// The top of every Cast pipeline: correlates replies with requests by `requestId`, hands every accepted
@@ -26,6 +33,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
 
     private struct Outstanding {
         var promise: EventLoopPromise<CastMessage>
+        var arrived: ArrivedReply
         var deadline: NIODeadline
         var namespace: String
     }
@@ -66,6 +74,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
             requestID = parsed.json["requestId"]?.intValue
         }
         if let requestID, requestID != 0, let entry = outstanding.removeValue(forKey: requestID) {
+            entry.arrived.message.withLockedValue { $0 = message }
             entry.promise.succeed(message)
         } else if let accepted = acceptedDestinations, message.destinationID != CastEndpoint.broadcast,
             !accepted.contains(message.destinationID)
@@ -83,7 +92,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
         switch unwrapOutboundIn(data) {
         case .send(let message):
             context.write(wrapOutboundOut(message), promise: promise)
-        case .request(let message, let requestID, let timeout, let replyPromise):
+        case .request(let message, let requestID, let timeout, let replyPromise, let arrived):
             guard !isClosed else {
                 let error = closedError()
                 replyPromise.fail(error)
@@ -93,6 +102,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
             let deadline = context.eventLoop.now + timeout
             outstanding[requestID] = Outstanding(
                 promise: replyPromise,
+                arrived: arrived,
                 deadline: deadline,
                 namespace: message.namespace
             )
