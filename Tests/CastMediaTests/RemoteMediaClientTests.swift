@@ -419,14 +419,10 @@ import Testing
         for request in requests + plays { _ = try? await request.response() }
         let order = channel.sent.compactMap { $0["customData"]?["n"]?.intValue }
         #expect(order.count == 200, "replaced seeks were already on their way")
-        withKnownIssue(
-            "each request is sent from its own unstructured Task, so the wire order is not the call order",
-            isIntermittent: true
-        ) {
-            #expect(order == order.sorted())
-            let types = channel.sent.map { $0["type"]?.stringValue ?? "" }
-            #expect(types.lastIndex(of: "SEEK")! < types.firstIndex(of: "PLAY")!)
-        }
+        // Each request is sent before its call returns: the wire order is the call order.
+        #expect(order == order.sorted())
+        let types = channel.sent.map { $0["type"]?.stringValue ?? "" }
+        #expect(types.lastIndex(of: "SEEK")! < types.firstIndex(of: "PLAY")!)
     }
 
     // MARK: - Following status

@@ -617,11 +617,8 @@ import Testing
                 let level = fixture.device.mediaStatus?["volume"]?["level"]?.doubleValue ?? -1
                 if level != 0.3 { outOfOrder.append(level) }
             }
-            // Known issue: RemoteMediaClient.send starts one unstructured Task per request, so requests issued one
-            // after another can reach the wire in any order and the receiver ends at an older value.
-            withKnownIssue("commands issued back to back can reach the receiver out of order", isIntermittent: true) {
-                #expect(outOfOrder.isEmpty, "final stream volumes other than the last one set: \(outOfOrder)")
-            }
+            // RemoteMediaClient writes each request before it returns, so the receiver ends at the last value set.
+            #expect(outOfOrder.isEmpty, "final stream volumes other than the last one set: \(outOfOrder)")
         }
     }
 
