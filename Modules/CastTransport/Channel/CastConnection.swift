@@ -682,21 +682,20 @@ public final class CastConnection: Sendable {
             promise: promise,
             arrived: arrived
         )
-        if channel.eventLoop.inEventLoop, channel.isActive, pendingPosts.load(ordering: .acquiring) == 0 {
-            // Written now, on the loop of an open channel: it reaches the router, which ends the request from
-            // then on (a failed write, a timeout, the channel's end).
-            channel.writeAndFlush(command, promise: nil)
-        } else {
-            // A write that never reaches the router (the channel closed in between) must still end the request.
-            let written = channel.eventLoop.makePromise(of: Void.self)
-            written.futureResult.whenFailure { error in
+        // Written now on the loop of an open channel, the request reaches the router, which ends it from then on
+        // (a failed write, a timeout, the channel's end). A write that may never reach it (queued, or the channel
+        // closing in between) must still end the request.
+        var written: EventLoopPromise<Void>?
+        if !channel.eventLoop.inEventLoop || !channel.isActive || pendingPosts.load(ordering: .acquiring) > 0 {
+            written = channel.eventLoop.makePromise(of: Void.self)
+            written?.futureResult.whenFailure { error in
                 promise.fail(
                     error as? CastTransportError
                         ?? CastTransportError(.connectionClosed, "the request could not be sent", cause: error)
                 )
             }
-            write(command, on: channel, promise: written)
         }
+        write(command, on: channel, promise: written)
         return PendingReply(requestID: requestID, promise: promise, arrived: arrived)
     }
 
