@@ -31,8 +31,13 @@ static inline long COpenSSL_BIO_get_mem_data(BIO *bio, char **data) {
     return BIO_get_mem_data(bio, data);
 }
 
-static inline int COpenSSL_BIO_set_mem_eof_return(BIO *bio, int value) {
-    return (int)BIO_set_mem_eof_return(bio, value);
+/// For a BIO that has no bytes yet: the reader should try again later, not see end of file.
+static inline void COpenSSL_BIO_set_retry_read(BIO *bio) {
+    BIO_set_retry_read(bio);
+}
+
+static inline void COpenSSL_BIO_clear_retry_flags(BIO *bio) {
+    BIO_clear_retry_flags(bio);
 }
 
 static inline void COpenSSL_free(void *pointer) {

@@ -118,6 +118,53 @@ struct TLSRecordTests {
         #expect(try pair.delivered(to: pair.server) == [(0..<5).flatMap { Self.message($0) }])
     }
 
+    /// OpenSSL reads the pipeline's buffers themselves (``ByteBufferBIO``): a handshake and records that come a byte
+    /// per socket read, so every record is split, still come through whole, and the bytes left unread wait for the
+    /// next read.
+    @Test func ciphertextArrivingAByteAtATimeIsReadWhole() throws {
+        let client = EmbeddedChannel()
+        let server = EmbeddedChannel()
+        let clientTLS = TLSHandler(context: try TLSContext.makeClientContext(), handshakePromise: nil)
+        try server.pipeline.syncOperations.addHandler(
+            TLSHandler(context: try TransportTestKit.serverContext(), handshakePromise: nil)
+        )
+        try client.pipeline.syncOperations.addHandler(clientTLS)
+        let address = try SocketAddress(ipAddress: "127.0.0.1", port: 8009)
+        try server.connect(to: address).wait()
+        try client.connect(to: address).wait()
+        func trickle(from source: EmbeddedChannel, to destination: EmbeddedChannel) throws -> Int {
+            let bytes = Array(try Self.outbound(of: source).joined())
+            for byte in bytes { try destination.writeInbound(ByteBuffer(bytes: [byte])) }
+            return bytes.count
+        }
+        #expect(clientTLS.peerCertificate.isEmpty, "no certificate before the handshake")
+        var moved = 1
+        while moved > 0 { moved = try trickle(from: client, to: server) + trickle(from: server, to: client) }
+        let certificate = try X509Certificate(der: clientTLS.peerCertificate, what: "the server's certificate")
+        #expect(certificate.commonName == "transport-test-kit")
+
+        let messages = (0..<3).map { Self.message($0, size: 300) }
+        for message in messages { client.write(ByteBuffer(bytes: message), promise: nil) }
+        client.flush()
+        #expect(try trickle(from: client, to: server) > 900)
+        var plaintext: [UInt8] = []
+        while let buffer = try server.readInbound(as: ByteBuffer.self) { plaintext += buffer.readableBytesView }
+        #expect(plaintext == messages.flatMap { $0 })
+        // Half a record, then the rest with the next record in one read.
+        server.write(ByteBuffer(bytes: Self.message(7)), promise: nil)
+        server.write(ByteBuffer(bytes: Self.message(8)), promise: nil)
+        server.flush()
+        let ciphertext = Array(try Self.outbound(of: server).joined())
+        try client.writeInbound(ByteBuffer(bytes: ciphertext.prefix(60)))
+        #expect(try client.readInbound(as: ByteBuffer.self) == nil, "half a record is not delivered")
+        try client.writeInbound(ByteBuffer(bytes: ciphertext.dropFirst(60)))
+        var delivered: [UInt8] = []
+        while let buffer = try client.readInbound(as: ByteBuffer.self) { delivered += buffer.readableBytesView }
+        #expect(delivered == Self.message(7) + Self.message(8))
+        _ = try client.finish(acceptAlreadyClosed: true)
+        _ = try server.finish(acceptAlreadyClosed: true)
+    }
+
     @Test func aCloseSendsUnflushedWritesBeforeCloseNotify() throws {
         let pair = try Pair()
         for index in 0..<3 { pair.client.write(ByteBuffer(bytes: Self.message(index)), promise: nil) }

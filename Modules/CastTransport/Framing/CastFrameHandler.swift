@@ -56,7 +56,7 @@ final class CastFrameHandler: ChannelDuplexHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        var buffer = frames.take() ?? context.channel.allocator.buffer(capacity: 1024)
+        var buffer = frames.take() ?? context.channel.allocator.buffer(capacity: Self.keptBufferCapacity)
         buffer.clear()
         do {
             // Refuses a message over the limit before writing anything.
@@ -68,10 +68,11 @@ final class CastFrameHandler: ChannelDuplexHandler {
         }
         context.write(wrapOutboundOut(buffer), promise: promise)
         // Kept for the next frame (if TLS still holds it, as during the handshake, `clear` copies); not after a
-        // large one, so an idle connection does not keep a large message's buffer.
+        // larger one, so each of thousands of idle connections keeps no more than a heartbeat's or a command's.
         if buffer.capacity <= Self.keptBufferCapacity { frames = buffer }
     }
 
-    /// The largest frame buffer kept between writes: a TLS record's worth.
-    private static let keptBufferCapacity = 16 * 1024
+    /// The largest frame buffer kept between writes: room for a heartbeat and the usual media command (a LOAD with
+    /// metadata or a queue is larger and gets a buffer of its own size).
+    private static let keptBufferCapacity = 512
 }

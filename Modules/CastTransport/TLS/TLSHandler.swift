@@ -13,10 +13,10 @@ package struct AbortConnectionEvent: Sendable {
     package init() {}
 }
 
-/// TLS over OpenSSL memory BIOs, as a SwiftNIO channel handler: ciphertext below, plaintext above.
+/// TLS over OpenSSL, as a SwiftNIO channel handler: ciphertext below, plaintext above.
 ///
-/// The handler never blocks and never owns a thread: bytes from the socket go into OpenSSL's read BIO,
-/// whatever OpenSSL wants to send is drained from its write BIO into the pipeline. Writes issued before the
+/// The handler never blocks and never owns a thread: OpenSSL reads the socket's bytes from the pipeline's buffers
+/// and seals into a buffer that goes down the pipeline (``ByteBufferBIO``). Writes issued before the
 /// handshake completes are held and sent once it does. Each write is sealed as its own record, as devices send
 /// one message per record (a reader that waits on its socket, like pychromecast's select loop, does not notice a
 /// second message in a record it has already read: it waited five seconds for it). The records written between
@@ -41,17 +41,20 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let handshakePromise: EventLoopPromise<Void>?
     private let serverHostname: String?
     private var ssl: OpaquePointer?
-    private var readBIO: OpaquePointer?
-    private var writeBIO: OpaquePointer?
+    private var buffers: ByteBufferBIO?
     private var state = State.idle
     private var sawFirstByte = false
     private var pendingWrites: [(ByteBuffer, EventLoopPromise<Void>?)] = []
-    /// The promise of the records sealed since the last flush, still in OpenSSL's write BIO (later writes'
-    /// promises cascade from it).
+    /// The promise of the records sealed since the last flush, not yet down the pipeline (later writes' promises
+    /// cascade from it).
     private var sealedPromise: EventLoopPromise<Void>?
     private var handshakeTimer: Scheduled<Void>?
-    /// The certificate the peer presented (DER), once the handshake is done; empty when it presented none.
-    private(set) var peerCertificate: [UInt8] = []
+    /// The certificate the peer presented (DER), once the handshake is done; empty when it presented none or the
+    /// connection is gone. Encoded when asked (device authentication, discovery), not kept beside OpenSSL's copy.
+    var peerCertificate: [UInt8] {
+        guard state == .active, let ssl, let certificate = SSL_get1_peer_certificate(ssl) else { return [] }
+        return X509Certificate(adopting: certificate).der
+    }
     /// The largest TLS record's plaintext: what one read buffer holds.
     private static let recordSize = 16 * 1024
     /// How much sealed ciphertext waits for the flush before it goes down anyway, so the channel's writability
@@ -76,16 +79,16 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        guard let ssl = SSL_new(self.context.handle),
-            let readBIO = BIO_new(BIO_s_mem()),
-            let writeBIO = BIO_new(BIO_s_mem())
-        else {
+        guard let ssl = SSL_new(self.context.handle) else {
             fail(context: context, OpenSSLErrorQueue.error(.tlsFailure, "cannot create a TLS connection"))
             return
         }
-        // An empty read BIO means "wait for more bytes", not end of file.
-        _ = COpenSSL_BIO_set_mem_eof_return(readBIO, -1)
-        SSL_set_bio(ssl, readBIO, writeBIO)
+        guard let buffers = ByteBufferBIO(allocator: context.channel.allocator) else {
+            SSL_free(ssl)
+            fail(context: context, OpenSSLErrorQueue.error(.tlsFailure, "cannot create a TLS connection"))
+            return
+        }
+        SSL_set_bio(ssl, buffers.bio, buffers.bio)  // one BIO both ways: one reference, freed with the connection
         if self.context.isClient { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
         if let serverHostname, self.context.verifiesPeer {
             let parameters = SSL_get0_param(ssl)
@@ -97,8 +100,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
         }
         self.ssl = ssl
-        self.readBIO = readBIO
-        self.writeBIO = writeBIO
+        self.buffers = buffers
         if context.channel.isActive { startHandshake(context: context) }
     }
 
@@ -108,10 +110,9 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             state = .closed
             handshakePromise?.fail(CastTransportError(.connectionClosed, "the connection closed before TLS started"))
         }
-        if let ssl { SSL_free(ssl) }  // frees both BIOs too
+        if let ssl { SSL_free(ssl) }  // frees the BIO too, before `buffers` goes
         ssl = nil
-        readBIO = nil
-        writeBIO = nil
+        buffers = nil
         failPendingWrites(CastTransportError(.connectionClosed, "the TLS handler was removed"))
     }
 
@@ -136,7 +137,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        guard state == .handshaking || state == .active, let readBIO else { return }
+        guard state == .handshaking || state == .active, let buffers else { return }
         if !sawFirstByte, let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) {
             sawFirstByte = true
             // Every TLS record starts with a content type of 20…23 (alert, handshake, …).
@@ -145,11 +146,10 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
         }
-        buffer.withUnsafeReadableBytes { bytes in
-            _ = BIO_write(readBIO, bytes.baseAddress, Int32(bytes.count))
-        }
+        buffers.receive(buffer)
         if state == .handshaking { advanceHandshake(context: context) }
         if state == .active { readPlaintext(context: context) }
+        buffers.releaseReadBytes()
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -166,9 +166,6 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             flushCiphertext(context: context, promise: nil)
             context.flush()
             let version = String(cString: SSL_get_version(ssl))
-            if let certificate = SSL_get1_peer_certificate(ssl) {
-                peerCertificate = X509Certificate(adopting: certificate).der
-            }
             handshakePromise?.succeed()
             context.fireUserInboundEventTriggered(TLSHandshakeCompleted(protocolVersion: version))
             let writes = pendingWrites
@@ -230,7 +227,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
         }
         // Post-handshake messages (session tickets, key updates) may be waiting to go out.
-        if state == .active, let writeBIO, BIO_ctrl_pending(writeBIO) > 0 {
+        if state == .active, let buffers, buffers.outboundBytes > 0 {
             flushCiphertext(context: context, promise: nil)
             context.flush()
         }
@@ -248,9 +245,9 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Seals one write; its records wait in the write BIO for the flush.
+    /// Seals one write; its records wait for the flush.
     private func seal(context: ChannelHandlerContext, _ buffer: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        guard let ssl, let writeBIO else {
+        guard let ssl, let buffers else {
             promise?.fail(CastTransportError(.connectionClosed, "the TLS connection is closed"))
             return
         }
@@ -267,7 +264,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             plaintext.moveReaderIndex(forwardBy: Int(written))
         }
         hold(promise)
-        if BIO_ctrl_pending(writeBIO) >= Self.heldCiphertextLimit { flushCiphertext(context: context, promise: nil) }
+        if buffers.outboundBytes >= Self.heldCiphertextLimit { flushCiphertext(context: context, promise: nil) }
     }
 
     func flush(context: ChannelHandlerContext) {
@@ -278,7 +275,7 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if state == .active, mode == .all, let ssl {
-            // What was written goes first (it is ahead in the BIO), then close_notify; the close does not wait for
+            // What was written goes first (it is sealed ahead of it), then close_notify; the close does not wait for
             // the peer's reply (a unidirectional shutdown).
             SSL_shutdown(ssl)
             flushCiphertext(context: context, promise: nil)
@@ -337,23 +334,14 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func flushCiphertext(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         hold(promise)
         let promise = sealedPromise.take()
-        guard let writeBIO else {
+        guard let out = buffers?.takeOutbound() else {
             promise?.succeed()
             return
-        }
-        let pending = Int(BIO_ctrl_pending(writeBIO))
-        guard pending > 0 else {
-            promise?.succeed()
-            return
-        }
-        var out = context.channel.allocator.buffer(capacity: pending)
-        out.writeWithUnsafeMutableBytes(minimumWritableBytes: pending) { bytes in
-            Int(BIO_read(writeBIO, bytes.baseAddress, Int32(pending)))
         }
         context.write(wrapOutboundOut(out), promise: promise)
     }
 
-    /// Adds `promise` to the promise of the ciphertext waiting in the write BIO.
+    /// Adds `promise` to the promise of the sealed ciphertext waiting for the flush.
     private func hold(_ promise: EventLoopPromise<Void>?) {
         guard let promise else { return }
         if let first = sealedPromise {
