@@ -24,7 +24,8 @@ public final class TLSContext: @unchecked Sendable {
             throw OpenSSLErrorQueue.error(.tlsFailure, "cannot require TLS 1.2")
         }
         // No partial writes: SSL_write seals the whole buffer (several records for frames over 16 KiB) into the
-        // outbound buffer (`ByteBufferBIO`), which never fills up. Idle connections give their record buffers (about 34 KiB) back.
+        // outbound buffer (`ByteBufferBIO`), which never fills up. Idle connections give their record buffers
+        // (about 34 KiB) back.
         _ = COpenSSL_SSL_CTX_set_mode(handle, Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS))
         SSL_CTX_set_verify(handle, SSL_VERIFY_NONE, nil)
     }
