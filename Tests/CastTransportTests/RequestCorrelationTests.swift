@@ -78,6 +78,42 @@ struct RouterCorrelationTests {
         return probe
     }
 
+    /// The router's sweep and the heartbeat's timer capture their handlers strongly (a weak capture would make every
+    /// retain of a handler the slow kind), so closing the channel must cancel them: nothing else holds the handlers
+    /// then.
+    @Test func aClosedChannelLetsItsRouterAndHeartbeatGo() throws {
+        weak var weakRouter: CastMessageRouter?
+        weak var weakHeartbeat: HeartbeatHandler?
+        let channel = EmbeddedChannel()
+        do {
+            let heartbeat = HeartbeatHandler(
+                configuration: HeartbeatConfiguration(),
+                localID: "sender-0",
+                peerID: "receiver-0",
+                logger: TransportTestKit.silentLogger
+            )
+            let router = CastMessageRouter(
+                acceptedDestinations: ["sender-0"],
+                logger: TransportTestKit.silentLogger,
+                deliver: { _ in },
+                closed: { _ in }
+            )
+            weakRouter = router
+            weakHeartbeat = heartbeat
+            try channel.pipeline.syncOperations.addHandler(heartbeat)
+            try channel.pipeline.syncOperations.addHandler(router)
+        }
+        try channel.connect(to: Self.address).wait()
+        // A request in flight arms the sweep; the connect armed the heartbeat.
+        let probe = try sendRequest(channel, id: 1, timeout: .seconds(10))
+        #expect(weakRouter != nil && weakHeartbeat != nil)
+        try channel.close().wait()
+        channel.embeddedEventLoop.run()  // the pipeline removes its handlers in a later turn
+        #expect(probe.transportError?.code == .connectionClosed)
+        #expect(weakRouter == nil, "the sweep still holds the router")
+        #expect(weakHeartbeat == nil, "the heartbeat's timer still holds its handler")
+    }
+
     @Test func sendCommandIsWrittenAsIs() throws {
         let (channel, recorder) = try makeChannel()
         let message = CastMessage(

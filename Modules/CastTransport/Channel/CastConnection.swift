@@ -458,13 +458,15 @@ public final class CastConnection: Sendable {
     }
 
     private func makeRouter(for channel: any Channel) -> CastMessageRouter {
-        CastMessageRouter(
+        // The channel by identity, not a weak reference: a weak reference gives the channel a side table, and every
+        // retain SwiftNIO takes of it then goes the slow way. The router calls `closed` while its channel lives.
+        let channelID = ObjectIdentifier(channel)
+        return CastMessageRouter(
             acceptedDestinations: configuration.filtersByDestination ? [configuration.localID] : nil,
             logger: logger,
             deliver: { [weak self] message in self?.handleInbound(message) },
-            closed: { [weak self, weak channel] error in
-                guard let self else { return }
-                self.handleClosed(channel: channel, error: error)
+            closed: { [weak self] error in
+                self?.handleClosed(channelID: channelID, error: error)
             }
         )
     }
@@ -489,9 +491,11 @@ public final class CastConnection: Sendable {
         inbound.yield(message)
     }
 
-    private func handleClosed(channel: (any Channel)?, error: CastTransportError?) {
+    private func handleClosed(channelID: ObjectIdentifier, error: CastTransportError?) {
         let (wasCurrent, closedByUs) = state.withLockedValue { state -> (Bool, Bool) in
-            guard let current = state.channel, let channel, current === channel else { return (false, state.isClosed) }
+            guard let current = state.channel, ObjectIdentifier(current) == channelID else {
+                return (false, state.isClosed)
+            }
             state.channel = nil
             if !state.isClosed { state.lastDropCode = error?.code ?? .connectionClosed }
             return (true, state.isClosed)

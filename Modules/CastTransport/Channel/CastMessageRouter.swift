@@ -25,7 +25,8 @@ enum RouterCommand {
 ///
 /// Timeouts are swept, not cancelled: a request keeps only its deadline, and one timer, armed for the earliest
 /// deadline, fails what is overdue when it fires. Cancelling a SwiftNIO timer searches every timer of the event
-/// loop (thousands with thousands of connections' heartbeats), which a timer per request paid on every reply.
+/// loop (thousands with thousands of connections' heartbeats), which a timer per request paid on every reply. The
+/// sweep itself is cancelled when the channel closes (it holds the router).
 final class CastMessageRouter: ChannelDuplexHandler {
     typealias InboundIn = CastMessage
     typealias OutboundIn = RouterCommand
@@ -43,8 +44,10 @@ final class CastMessageRouter: ChannelDuplexHandler {
     private let closed: (CastTransportError?) -> Void
     private let logger: Logger
     private var outstanding: [Int: Outstanding] = [:]
-    /// When the earliest sweep still to come fires; `nil` when none is armed.
+    /// When the armed sweep fires; `nil` when none is armed.
     private var nextSweep: NIODeadline?
+    /// The armed sweep: one at a time, cancelled when the channel closes.
+    private var sweepTask: Scheduled<Void>?
     private var failure: CastTransportError?
     private var isClosed = false
 
@@ -108,8 +111,10 @@ final class CastMessageRouter: ChannelDuplexHandler {
             )
             armSweep(at: deadline, on: context.eventLoop)
             let writePromise = context.eventLoop.makePromise(of: Void.self)
-            writePromise.futureResult.assumeIsolated().whenFailure { [weak self] error in
-                guard let self, let entry = self.outstanding.removeValue(forKey: requestID) else { return }
+            // Strong captures here and in the sweep: a write promise always completes and the sweep is cancelled
+            // when the channel closes, and a weak capture would make every retain of the router a slow one.
+            writePromise.futureResult.assumeIsolated().whenFailure { error in
+                guard let entry = self.outstanding.removeValue(forKey: requestID) else { return }
                 entry.promise.fail(error)
             }
             writePromise.futureResult.cascade(to: promise)
@@ -117,18 +122,28 @@ final class CastMessageRouter: ChannelDuplexHandler {
         }
     }
 
-    /// Arms a sweep for `deadline` unless one comes before it (that one re-arms for what is left).
+    /// Arms a sweep for `deadline` unless one comes before it (that one re-arms for what is left); a later one is
+    /// cancelled, for the same reason.
     private func armSweep(at deadline: NIODeadline, on eventLoop: any EventLoop) {
         if let nextSweep, nextSweep <= deadline { return }
+        sweepTask?.cancel()
         nextSweep = deadline
-        eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            self?.sweep(armedFor: deadline, on: eventLoop)
+        sweepTask = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.sweep(armedFor: deadline, on: eventLoop)
         }
+    }
+
+    private func cancelSweep() {
+        sweepTask?.cancel()
+        sweepTask = nil
+        nextSweep = nil
     }
 
     /// Fails every request whose deadline has passed and arms the next sweep for the rest.
     private func sweep(armedFor deadline: NIODeadline, on eventLoop: any EventLoop) {
-        if nextSweep == deadline { nextSweep = nil }
+        guard nextSweep == deadline else { return }
+        nextSweep = nil
+        sweepTask = nil
         let now = eventLoop.now
         let overdue = outstanding.filter { $0.value.deadline <= now }
         for (requestID, entry) in overdue.sorted(by: { $0.key < $1.key }) {
@@ -151,6 +166,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         isClosed = true
+        cancelSweep()
         let error = closedError()
         let entries = outstanding
         outstanding = [:]
@@ -160,6 +176,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        cancelSweep()
         let entries = outstanding
         outstanding = [:]
         for (_, entry) in entries { entry.promise.fail(closedError()) }

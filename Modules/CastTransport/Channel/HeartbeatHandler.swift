@@ -190,8 +190,10 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             let shifted = next.uptimeNanoseconds - min(phase, next.uptimeNanoseconds)
             next = .uptimeNanoseconds((shifted + slack - 1) / slack * slack + phase)
         }
-        timer = HeartbeatTimers.schedule(on: context.eventLoop, at: next) { [weak self] in
-            self?.tick(context: context)
+        // Strong: the timer is cancelled when the channel goes inactive or the handler is removed. A weak capture
+        // would give the handler a side table, making every retain the pipeline takes of it the slow kind.
+        timer = HeartbeatTimers.schedule(on: context.eventLoop, at: next) {
+            self.tick(context: context)
         }
     }
 

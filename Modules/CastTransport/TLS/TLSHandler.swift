@@ -125,8 +125,10 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard state == .idle, ssl != nil else { return }
         state = .handshaking
         let timeout = handshakeTimeout
-        handshakeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
-            guard let self, self.state == .handshaking else { return }
+        // Strong, like every timer a handler of this package schedules: it is cancelled when the handshake ends or
+        // fails and when the channel closes (a weak capture would make each retain of the handler a slow one).
+        handshakeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+            guard self.state == .handshaking else { return }
             self.fail(
                 context: context,
                 CastTransportError(.tlsHandshakeFailed, "the TLS handshake did not complete within \(timeout)")
