@@ -44,10 +44,8 @@ final class CastMessageRouter: ChannelDuplexHandler {
     private let closed: (CastTransportError?) -> Void
     private let logger: Logger
     private var outstanding: [Int: Outstanding] = [:]
-    /// When the armed sweep fires; `nil` when none is armed.
-    private var nextSweep: NIODeadline?
-    /// The armed sweep: one at a time, cancelled when the channel closes.
-    private var sweepTask: Scheduled<Void>?
+    /// The armed sweep, one at a time: when it fires, and its timer (cancelled when the channel closes).
+    private var armedSweep: (deadline: NIODeadline, task: Scheduled<Void>)?
     private var failure: CastTransportError?
     private var isClosed = false
 
@@ -125,25 +123,22 @@ final class CastMessageRouter: ChannelDuplexHandler {
     /// Arms a sweep for `deadline` unless one comes before it (that one re-arms for what is left); a later one is
     /// cancelled, for the same reason.
     private func armSweep(at deadline: NIODeadline, on eventLoop: any EventLoop) {
-        if let nextSweep, nextSweep <= deadline { return }
-        sweepTask?.cancel()
-        nextSweep = deadline
-        sweepTask = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+        if let armedSweep, armedSweep.deadline <= deadline { return }
+        armedSweep?.task.cancel()
+        let task = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             self.sweep(armedFor: deadline, on: eventLoop)
         }
+        armedSweep = (deadline, task)
     }
 
     private func cancelSweep() {
-        sweepTask?.cancel()
-        sweepTask = nil
-        nextSweep = nil
+        armedSweep.take()?.task.cancel()
     }
 
     /// Fails every request whose deadline has passed and arms the next sweep for the rest.
     private func sweep(armedFor deadline: NIODeadline, on eventLoop: any EventLoop) {
-        guard nextSweep == deadline else { return }
-        nextSweep = nil
-        sweepTask = nil
+        guard armedSweep?.deadline == deadline else { return }
+        armedSweep = nil
         let now = eventLoop.now
         let overdue = outstanding.filter { $0.value.deadline <= now }
         for (requestID, entry) in overdue.sorted(by: { $0.key < $1.key }) {

@@ -29,12 +29,13 @@ final class ByteBufferBIO {
 
     /// Hands `buffer` to OpenSSL's next reads, after whatever it has not read yet.
     func receive(_ buffer: ByteBuffer) {
-        if inbound == nil || inbound!.readableBytes == 0 {
+        guard var unread = inbound.take(), unread.readableBytes > 0 else {
             inbound = buffer
-        } else {
-            var buffer = buffer
-            inbound!.writeBuffer(&buffer)
+            return
         }
+        var buffer = buffer
+        unread.writeBuffer(&buffer)
+        inbound = unread
     }
 
     /// Lets the last read's buffer go once OpenSSL has read all of it (SwiftNIO reuses its read buffer only when
@@ -42,6 +43,9 @@ final class ByteBufferBIO {
     func releaseReadBytes() {
         if inbound?.readableBytes == 0 { inbound = nil }
     }
+
+    /// How many received bytes OpenSSL has not read yet.
+    private var inboundBytes: Int { inbound?.readableBytes ?? 0 }
 
     /// How many sealed bytes wait for ``takeOutbound()``.
     var outboundBytes: Int { outbound?.readableBytes ?? 0 }
@@ -55,8 +59,8 @@ final class ByteBufferBIO {
     // MARK: - OpenSSL's side
 
     private func read(into destination: UnsafeMutableRawBufferPointer) -> Int {
-        guard let available = inbound?.readableBytes, available > 0 else { return 0 }
-        let count = min(available, destination.count)
+        let count = min(inboundBytes, destination.count)
+        guard count > 0 else { return 0 }
         inbound!.readWithUnsafeReadableBytes { source in
             destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: source.prefix(count)))
             return count
@@ -106,7 +110,7 @@ final class ByteBufferBIO {
         BIO_meth_set_ctrl(method) { bio, command, _, _ in
             switch command {
             case BIO_CTRL_FLUSH: return 1
-            case BIO_CTRL_PENDING: return ByteBufferBIO.from(bio).inbound?.readableBytes ?? 0
+            case BIO_CTRL_PENDING: return ByteBufferBIO.from(bio).inboundBytes
             case BIO_CTRL_WPENDING: return ByteBufferBIO.from(bio).outboundBytes
             default: return 0
             }
