@@ -43,7 +43,7 @@ struct CastOptionsTests {
         #expect(copy.staticDevices.map(\.friendlyName) == ["Den"])
         #expect(copy.stateDirectory == "/copy")
 
-        // The original changes on its own too, once the copy no longer shares its storage or while it does.
+        // A change to a value that still shares its storage with a copy leaves the copy as it was.
         let snapshot = original
         original.volumeStep = 0.1
         #expect(snapshot.volumeStep == nil)

@@ -10,21 +10,22 @@ import Testing
 /// two embedded channels.
 @Suite("TLS records: a record per write, one buffer per flush and per socket read")
 struct TLSRecordTests {
-    /// A client and a server `TLSHandler`, handshaken.
+    /// A client and a server `TLSHandler`, connected and (unless asked not to) handshaken.
     private struct Pair {
         let client = EmbeddedChannel()
         let server = EmbeddedChannel()
+        let clientTLS: TLSHandler
 
-        init() throws {
+        init(handshake: Bool = true) throws {
+            clientTLS = TLSHandler(context: try TLSContext.makeClientContext(), handshakePromise: nil)
             try server.pipeline.syncOperations.addHandler(
                 TLSHandler(context: try TransportTestKit.serverContext(), handshakePromise: nil)
             )
-            try client.pipeline.syncOperations.addHandler(
-                TLSHandler(context: try TLSContext.makeClientContext(), handshakePromise: nil)
-            )
+            try client.pipeline.syncOperations.addHandler(clientTLS)
             let address = try SocketAddress(ipAddress: "127.0.0.1", port: 8009)
             try server.connect(to: address).wait()
             try client.connect(to: address).wait()
+            guard handshake else { return }
             for _ in 0..<10 { _ = try carry(from: client, to: server) + carry(from: server, to: client) }
         }
 
@@ -35,6 +36,13 @@ struct TLSRecordTests {
             guard !bytes.isEmpty else { return [] }
             try destination.writeInbound(ByteBuffer(bytes: bytes))
             return bytes
+        }
+
+        /// Moves what `source` flushed to `destination` a byte per inbound buffer; answers how many bytes moved.
+        func trickle(from source: EmbeddedChannel, to destination: EmbeddedChannel) throws -> Int {
+            let bytes = Array(try TLSRecordTests.outbound(of: source).joined())
+            for byte in bytes { try destination.writeInbound(ByteBuffer(bytes: [byte])) }
+            return bytes.count
         }
 
         /// The plaintext buffers `channel` delivered upwards, in order.
@@ -122,47 +130,30 @@ struct TLSRecordTests {
     /// per socket read, so every record is split, still come through whole, and the bytes left unread wait for the
     /// next read.
     @Test func ciphertextArrivingAByteAtATimeIsReadWhole() throws {
-        let client = EmbeddedChannel()
-        let server = EmbeddedChannel()
-        let clientTLS = TLSHandler(context: try TLSContext.makeClientContext(), handshakePromise: nil)
-        try server.pipeline.syncOperations.addHandler(
-            TLSHandler(context: try TransportTestKit.serverContext(), handshakePromise: nil)
-        )
-        try client.pipeline.syncOperations.addHandler(clientTLS)
-        let address = try SocketAddress(ipAddress: "127.0.0.1", port: 8009)
-        try server.connect(to: address).wait()
-        try client.connect(to: address).wait()
-        func trickle(from source: EmbeddedChannel, to destination: EmbeddedChannel) throws -> Int {
-            let bytes = Array(try Self.outbound(of: source).joined())
-            for byte in bytes { try destination.writeInbound(ByteBuffer(bytes: [byte])) }
-            return bytes.count
-        }
-        #expect(clientTLS.peerCertificate.isEmpty, "no certificate before the handshake")
+        let pair = try Pair(handshake: false)
+        #expect(pair.clientTLS.peerCertificate.isEmpty, "no certificate before the handshake")
         var moved = 1
-        while moved > 0 { moved = try trickle(from: client, to: server) + trickle(from: server, to: client) }
-        let certificate = try X509Certificate(der: clientTLS.peerCertificate, what: "the server's certificate")
+        while moved > 0 {
+            moved =
+                try pair.trickle(from: pair.client, to: pair.server) + pair.trickle(from: pair.server, to: pair.client)
+        }
+        let certificate = try X509Certificate(der: pair.clientTLS.peerCertificate, what: "the server's certificate")
         #expect(certificate.commonName == "transport-test-kit")
 
         let messages = (0..<3).map { Self.message($0, size: 300) }
-        for message in messages { client.write(ByteBuffer(bytes: message), promise: nil) }
-        client.flush()
-        #expect(try trickle(from: client, to: server) > 900)
-        var plaintext: [UInt8] = []
-        while let buffer = try server.readInbound(as: ByteBuffer.self) { plaintext += buffer.readableBytesView }
-        #expect(plaintext == messages.flatMap { $0 })
+        for message in messages { pair.client.write(ByteBuffer(bytes: message), promise: nil) }
+        pair.client.flush()
+        #expect(try pair.trickle(from: pair.client, to: pair.server) > 900)
+        #expect(try pair.delivered(to: pair.server).joined().elementsEqual(messages.joined()))
         // Half a record, then the rest with the next record in one read.
-        server.write(ByteBuffer(bytes: Self.message(7)), promise: nil)
-        server.write(ByteBuffer(bytes: Self.message(8)), promise: nil)
-        server.flush()
-        let ciphertext = Array(try Self.outbound(of: server).joined())
-        try client.writeInbound(ByteBuffer(bytes: ciphertext.prefix(60)))
-        #expect(try client.readInbound(as: ByteBuffer.self) == nil, "half a record is not delivered")
-        try client.writeInbound(ByteBuffer(bytes: ciphertext.dropFirst(60)))
-        var delivered: [UInt8] = []
-        while let buffer = try client.readInbound(as: ByteBuffer.self) { delivered += buffer.readableBytesView }
-        #expect(delivered == Self.message(7) + Self.message(8))
-        _ = try client.finish(acceptAlreadyClosed: true)
-        _ = try server.finish(acceptAlreadyClosed: true)
+        pair.server.write(ByteBuffer(bytes: Self.message(7)), promise: nil)
+        pair.server.write(ByteBuffer(bytes: Self.message(8)), promise: nil)
+        pair.server.flush()
+        let ciphertext = Array(try Self.outbound(of: pair.server).joined())
+        try pair.client.writeInbound(ByteBuffer(bytes: ciphertext.prefix(60)))
+        #expect(try pair.delivered(to: pair.client).isEmpty, "half a record is not delivered")
+        try pair.client.writeInbound(ByteBuffer(bytes: ciphertext.dropFirst(60)))
+        #expect(try pair.delivered(to: pair.client).joined().elementsEqual(Self.message(7) + Self.message(8)))
     }
 
     @Test func aCloseSendsUnflushedWritesBeforeCloseNotify() throws {
