@@ -27,6 +27,15 @@ static inline long COpenSSL_SSL_CTX_set_options(SSL_CTX *ctx, uint64_t options) 
     return SSL_CTX_set_options(ctx, options);
 }
 
+/// SSL_OP_NO_TICKET, a macro Swift does not import.
+static inline uint64_t COpenSSL_SSL_OP_NO_TICKET(void) {
+    return SSL_OP_NO_TICKET;
+}
+
+static inline long COpenSSL_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+
 static inline long COpenSSL_BIO_get_mem_data(BIO *bio, char **data) {
     return BIO_get_mem_data(bio, data);
 }

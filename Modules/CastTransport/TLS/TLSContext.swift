@@ -28,6 +28,16 @@ public final class TLSContext: @unchecked Sendable {
         // (about 34 KiB) back.
         _ = COpenSSL_SSL_CTX_set_mode(handle, Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS))
         SSL_CTX_set_verify(handle, SSL_VERIFY_NONE, nil)
+        // No session resumption on either side: a sender connects to a device once and keeps the connection. A
+        // client asks for no TLS 1.2 tickets, and a server issues no TLS 1.3 tickets and caches no sessions; a
+        // ticket a client is sent anyway (TLS 1.3) costs it a new session of about 1.2 KiB for the connection's
+        // life.
+        if isClient {
+            _ = COpenSSL_SSL_CTX_set_options(handle, COpenSSL_SSL_OP_NO_TICKET())
+        } else {
+            _ = SSL_CTX_set_num_tickets(handle, 0)
+            _ = COpenSSL_SSL_CTX_set_session_cache_mode(handle, Int(SSL_SESS_CACHE_OFF))
+        }
     }
 
     deinit {
