@@ -16,8 +16,17 @@ extension Logger {
     /// `logLevel` on this metadata write, so messages the filter rejects for the category are skipped before
     /// their interpolations are evaluated. Other handlers just see ordinary metadata.
     public func withCategory(_ category: String) -> Logger {
+        withMetadata([CastLogMetadataKey.category: "\(category)"])
+    }
+
+    /// Returns a copy with `metadata` added, for a component to tag its logger once (a session id, a peer).
+    ///
+    /// A logger that drops everything (``castDisabled``) comes back as is, its metadata never made: a copy of
+    /// its storage and dictionary would be a few hundred bytes for each of thousands of idle sessions.
+    public func withMetadata(_ metadata: @autoclosure () -> Logger.Metadata) -> Logger {
+        if handler is SwiftLogNoOpLogHandler { return self }
         var logger = self
-        logger[metadataKey: CastLogMetadataKey.category] = "\(category)"
+        for (key, value) in metadata() { logger[metadataKey: key] = value }
         return logger
     }
 }

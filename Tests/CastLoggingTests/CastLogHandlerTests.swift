@@ -122,6 +122,25 @@ struct CastLogHandlerTests {
         #expect(counter.value == 0)
     }
 
+    @Test("withMetadata tags a real logger, and leaves castDisabled untouched (its metadata never made)")
+    func withMetadata() throws {
+        let sink = RecordingSink()
+        let logger = Logger.recording(filter: LogFilter(minimumLevel: .trace), into: sink)
+            .withCategory(CastLogCategory.session)
+            .withMetadata([CastLogMetadataKey.sessionID: "s1", CastLogMetadataKey.deviceID: "d1"])
+        logger.info("started")
+        let record = try #require(sink.records.first)
+        #expect(record.category == CastLogCategory.session)
+        #expect(record.metadata[CastLogMetadataKey.sessionID] == "s1")
+        #expect(record.metadata[CastLogMetadataKey.deviceID] == "d1")
+
+        let counter = EvaluationCounter()
+        let disabled = Logger.castDisabled.withMetadata([CastLogMetadataKey.sessionID: "\(counter.bump())"])
+        #expect(counter.value == 0)
+        #expect(disabled[metadataKey: CastLogMetadataKey.sessionID] == nil)
+        #expect(disabled.withCategory(CastLogCategory.session)[metadataKey: CastLogMetadataKey.category] == nil)
+    }
+
     @Test("the category vocabulary is complete and unique")
     func categories() {
         #expect(CastLogCategory.all.count == 17)

@@ -136,6 +136,30 @@ import Testing
         }
     }
 
+    @Test func queueRequestsFollowTheClientsMediaSession() async throws {
+        let fake = FakeQueue([1, 2])
+        let (client, channel) = makeClient(seeded: false, responder: fake.responder)
+        await #expect {
+            try await client.queue.reload()
+        } throws: { ($0 as? CastMediaError)?.code == .noMediaSession }
+        #expect(channel.sent.isEmpty)
+
+        client.receive(statusMessage(statusEntry(session: 8, media: testMedia().json)))
+        _ = try await client.queue.reload()
+        #expect(channel.sent.last?["mediaSessionId"] == 8)
+
+        client.receive(statusMessage(statusEntry(session: 9)))
+        _ = try await client.queue.reload()
+        #expect(channel.sent.last?["mediaSessionId"] == 9)
+
+        client.reset()
+        let sent = channel.sent.count
+        await #expect {
+            try await client.queue.reload()
+        } throws: { ($0 as? CastMediaError)?.code == .noMediaSession }
+        #expect(channel.sent.count == sent)
+    }
+
     @Test func receiverErrorsKeepTheirCodes() async {
         let (client, _) = makeClient(responder: { _ in .success(["type": "INVALID_PLAYER_STATE"]) })
         var caught: CastMediaError?

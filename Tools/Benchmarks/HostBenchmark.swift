@@ -34,11 +34,19 @@ private func line(_ text: String) {
     fflush(nil)
 }
 
-private func startSession(host: String, port: Int, application: String = CastOptions.defaultMediaReceiverApplicationID)
-    async throws -> (CastContext, CastSession)
-{
+/// The options of every session, made once as an app would: a copy shares its storage.
+private func sessionOptions(_ application: String) -> CastOptions {
     var options = CastOptions(receiverApplicationID: application)
     options.resumesSavedSessions = false
+    return options
+}
+
+private let mediaSessionOptions = sessionOptions(CastOptions.defaultMediaReceiverApplicationID)
+private let echoSessionOptions = sessionOptions(echoApplicationID)
+
+private func startSession(host: String, port: Int, options: CastOptions = mediaSessionOptions)
+    async throws -> (CastContext, CastSession)
+{
     let context = CastContext(options: options)
     let session = try await context.sessionManager.startSession(with: .staticDevice(host: host, port: port))
     return (context, session)
@@ -123,7 +131,7 @@ func callbackEchoThroughput(host: String, ports: [Int], messages: Int) async thr
     let share = messages / ports.count
     var sessions: [(CastContext, AnsweringEchoChannel)] = []
     for port in ports {
-        let (context, session) = try await startSession(host: host, port: port, application: echoApplicationID)
+        let (context, session) = try await startSession(host: host, port: port, options: echoSessionOptions)
         let channel = try AnsweringEchoChannel(share: share)
         session.add(channel)
         guard channel.isConnected else { throw CastSessionError(.channelNotConnected, "the echo app is not ready") }
@@ -143,7 +151,7 @@ func echoThroughput(host: String, ports: [Int], messages: Int) async throws -> D
     let share = messages / ports.count
     var sessions: [(CastContext, CastSession, GenericChannel)] = []
     for port in ports {
-        let (context, session) = try await startSession(host: host, port: port, application: echoApplicationID)
+        let (context, session) = try await startSession(host: host, port: port, options: echoSessionOptions)
         let channel = try GenericChannel(namespace: echoNamespace)
         let connected = channel.connectionChanges()
         session.add(channel)

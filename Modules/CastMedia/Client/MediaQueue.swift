@@ -1,7 +1,7 @@
 import CastLogging
 import CastTransport
 import Logging
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// The receiver's queue as a lazily filled list (GCKMediaQueue): item ids come from QUEUE_GET_ITEM_IDS, items
 /// are fetched in pages with QUEUE_GET_ITEMS when asked for and cached until a QUEUE_CHANGE or a new media
@@ -11,6 +11,8 @@ public final class MediaQueue: Sendable {
         var itemIDs: [Int]?
         var items: [Int: QueueItem] = [:]
         var generation = 0
+        /// The client's media session, kept here by the client: the queue needs no reference back to it.
+        var mediaSessionID: Int?
     }
 
     /// How many items one QUEUE_GET_ITEMS asks for. Defaults to 20.
@@ -18,13 +20,7 @@ public final class MediaQueue: Sendable {
     private let channel: any MediaChannel
     private let requestTimeout: Duration?
     private let logger: Logger
-    private let state = NIOLockedValueBox(State())
-    private let client = NIOLockedValueBox<WeakClient>(WeakClient())
-
-    private struct WeakClient: @unchecked Sendable {
-        // @unchecked: a weak reference to a Sendable class, read and written only under the lock.
-        weak var client: RemoteMediaClient?
-    }
+    private let state = Mutex(State())
 
     init(channel: any MediaChannel, requestTimeout: Duration?, pageSize: Int = 20, logger: Logger) {
         self.channel = channel
@@ -33,26 +29,22 @@ public final class MediaQueue: Sendable {
         self.logger = logger.withCategory(CastLogCategory.mediaQueue)
     }
 
-    func attach(to client: RemoteMediaClient) {
-        self.client.withLockedValue { $0.client = client }
-    }
-
     /// The item ids in queue order, if fetched.
-    public var itemIDs: [Int]? { state.withLockedValue { $0.itemIDs } }
+    public var itemIDs: [Int]? { state.withLock { $0.itemIDs } }
 
     /// The number of items, if the ids were fetched.
-    public var itemCount: Int? { state.withLockedValue { $0.itemIDs?.count } }
+    public var itemCount: Int? { state.withLock { $0.itemIDs?.count } }
 
     /// The cached item with `itemID`, without fetching.
-    public func cachedItem(withID itemID: Int) -> QueueItem? { state.withLockedValue { $0.items[itemID] } }
+    public func cachedItem(withID itemID: Int) -> QueueItem? { state.withLock { $0.items[itemID] } }
 
     /// The position of `itemID`, if known.
-    public func index(ofItemID itemID: Int) -> Int? { state.withLockedValue { $0.itemIDs?.firstIndex(of: itemID) } }
+    public func index(ofItemID itemID: Int) -> Int? { state.withLock { $0.itemIDs?.firstIndex(of: itemID) } }
 
     /// Fetches the item ids again (QUEUE_GET_ITEM_IDS) and returns them.
     @discardableResult
     public func reload() async throws -> [Int] {
-        let generation = state.withLockedValue { $0.generation }
+        let generation = state.withLock { $0.generation }
         let reply = try await request(["type": "QUEUE_GET_ITEM_IDS"])
         guard reply["type"]?.stringValue == "QUEUE_ITEM_IDS",
             let ids = reply["itemIds"]?.arrayValue?.compactMap(\.intValue)
@@ -62,7 +54,7 @@ public final class MediaQueue: Sendable {
                 "expected QUEUE_ITEM_IDS, got \(reply["type"]?.stringValue ?? "nothing")"
             )
         }
-        state.withLockedValue { state in
+        state.withLock { state in
             guard state.generation == generation else { return }
             state.itemIDs = ids
             let known = Set(ids)
@@ -90,7 +82,7 @@ public final class MediaQueue: Sendable {
             )
         }
         let items = (reply["items"]?.arrayValue ?? []).compactMap { try? QueueItem(json: $0) }
-        state.withLockedValue { state in
+        state.withLock { state in
             for item in items { if let id = item.itemID { state.items[id] = item } }
         }
         guard let item = cachedItem(withID: ids[index]) else {
@@ -103,8 +95,7 @@ public final class MediaQueue: Sendable {
     /// maps the receiver's error replies to the same errors commands get.
     private func request(_ payload: JSONValue) async throws -> JSONValue {
         var payload = payload
-        let owner = client.withLockedValue { $0.client }
-        guard let sessionID = owner?.mediaStatus?.mediaSessionID else {
+        guard let sessionID = state.withLock({ $0.mediaSessionID }) else {
             throw CastMediaError(.noMediaSession, "the queue needs a media session; load media first")
         }
         payload["mediaSessionId"] = .number(Double(sessionID))
@@ -115,18 +106,14 @@ public final class MediaQueue: Sendable {
         } catch {
             throw RemoteMediaClient.mediaError(from: error, for: type)
         }
-        if let owner,
-            ["LOAD_FAILED", "LOAD_CANCELLED", "INVALID_PLAYER_STATE", "INVALID_REQUEST", "ERROR"]
-                .contains(reply["type"]?.stringValue ?? "")
-        {
-            if case .failed(let error) = owner.interpret(reply, for: type) { throw error }
-        }
+        if let error = RemoteMediaClient.receiverError(in: reply, for: type) { throw error }
         return reply
     }
 
-    /// Drops everything (a new media session).
-    func invalidate() {
-        state.withLockedValue { state in
+    /// Drops everything: a new media session (`nil` when there is none).
+    func invalidate(mediaSessionID: Int?) {
+        state.withLock { state in
+            state.mediaSessionID = mediaSessionID
             state.itemIDs = nil
             state.items = [:]
             state.generation += 1
@@ -135,7 +122,7 @@ public final class MediaQueue: Sendable {
 
     /// Applies a QUEUE_CHANGE: inserts and removals update the ids in place; anything else refetches later.
     func apply(_ change: QueueChange) {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.generation += 1
             switch change.changeType {
             case "INSERT" where state.itemIDs != nil:
@@ -156,7 +143,7 @@ public final class MediaQueue: Sendable {
 
     /// Caches the items a status carried.
     func noteStatus(_ status: MediaStatus) {
-        state.withLockedValue { state in
+        state.withLock { state in
             for item in status.items ?? [] { if let id = item.itemID { state.items[id] = item } }
         }
     }

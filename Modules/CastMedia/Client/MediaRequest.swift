@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// A request in flight (GCKRequest): `await` its ``response()``, or register GCKRequestDelegate-style callbacks.
 ///
@@ -33,7 +33,7 @@ public final class MediaRequest: Sendable {
     public let id: Int
     /// What kind of command this is, for example `PLAY` or `QUEUE_INSERT`.
     public let kind: String
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     init(id: Int, kind: String) {
         self.id = id
@@ -48,7 +48,7 @@ public final class MediaRequest: Sendable {
     @discardableResult
     public func response() async throws -> MediaStatus? {
         let outcome = await withCheckedContinuation { continuation in
-            let done: Outcome? = state.withLockedValue { state in
+            let done: Outcome? = state.withLock { state in
                 if let outcome = state.outcome { return outcome }
                 state.waiters.append(continuation)
                 return nil
@@ -63,11 +63,11 @@ public final class MediaRequest: Sendable {
     }
 
     /// The outcome, if the request has finished.
-    public var outcome: Outcome? { state.withLockedValue { $0.outcome } }
+    public var outcome: Outcome? { state.withLock { $0.outcome } }
 
     /// Calls `handler` when the request completes (GCKRequestDelegate's didComplete).
     public func onCompletion(_ handler: @escaping @Sendable (MediaStatus?) -> Void) {
-        let outcome = state.withLockedValue { state -> Outcome? in
+        let outcome = state.withLock { state -> Outcome? in
             if state.outcome == nil { state.completionHandlers.append(handler) }
             return state.outcome
         }
@@ -76,7 +76,7 @@ public final class MediaRequest: Sendable {
 
     /// Calls `handler` when the request fails (didFailWithError).
     public func onFailure(_ handler: @escaping @Sendable (CastMediaError) -> Void) {
-        let outcome = state.withLockedValue { state -> Outcome? in
+        let outcome = state.withLock { state -> Outcome? in
             if state.outcome == nil { state.failureHandlers.append(handler) }
             return state.outcome
         }
@@ -85,7 +85,7 @@ public final class MediaRequest: Sendable {
 
     /// Calls `handler` when the request is aborted (didAbortWithReason).
     public func onAbort(_ handler: @escaping @Sendable (AbortReason) -> Void) {
-        let outcome = state.withLockedValue { state -> Outcome? in
+        let outcome = state.withLock { state -> Outcome? in
             if state.outcome == nil { state.abortHandlers.append(handler) }
             return state.outcome
         }
@@ -97,7 +97,7 @@ public final class MediaRequest: Sendable {
 
     /// Records the outcome once; later calls are ignored.
     func finish(_ outcome: Outcome) {
-        let (waiters, state) = self.state.withLockedValue { state -> ([CheckedContinuation<Outcome, Never>], State?) in
+        let (waiters, state) = self.state.withLock { state -> ([CheckedContinuation<Outcome, Never>], State?) in
             guard state.outcome == nil else { return ([], nil) }
             state.outcome = outcome
             let snapshot = state
@@ -118,5 +118,5 @@ public final class MediaRequest: Sendable {
     }
 
     /// Whether the request has an outcome.
-    public var isFinished: Bool { state.withLockedValue { $0.outcome != nil } }
+    public var isFinished: Bool { state.withLock { $0.outcome != nil } }
 }

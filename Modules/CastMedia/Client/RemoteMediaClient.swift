@@ -1,7 +1,7 @@
 import CastLogging
 @_spi(CastInternal) import CastTransport
 import Logging
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// What changed in a ``RemoteMediaClient`` (GCKRemoteMediaClientListener's callbacks, as values).
 public enum RemoteMediaClientEvent: Sendable {
@@ -49,7 +49,7 @@ public final class RemoteMediaClient: Sendable {
     private let channel: any MediaChannel
     private let now: @Sendable () -> Double
     private let logger: Logger
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
     private let statusBroadcaster = EventBroadcaster<MediaStatus?>()
     private let eventBroadcaster = EventBroadcaster<RemoteMediaClientEvent>()
     /// Per-request reply timeout; `nil` uses the channel's default.
@@ -76,7 +76,6 @@ public final class RemoteMediaClient: Sendable {
         self.now = now
         self.logger = logger.withCategory(CastLogCategory.media)
         self.queue = MediaQueue(channel: channel, requestTimeout: requestTimeout, logger: logger)
-        queue.attach(to: self)
     }
 
     /// Seconds on the continuous clock since the first call.
@@ -90,7 +89,7 @@ public final class RemoteMediaClient: Sendable {
     // MARK: - Status
 
     /// The latest status; `nil` when there is no media session.
-    public var mediaStatus: MediaStatus? { state.withLockedValue { $0.status } }
+    public var mediaStatus: MediaStatus? { state.withLock { $0.status } }
 
     /// Status updates, latest wins: a slow consumer sees the newest status, not a backlog.
     public func statusUpdates() -> AsyncStream<MediaStatus?> {
@@ -113,7 +112,7 @@ public final class RemoteMediaClient: Sendable {
     /// (GCKUIMediaController's lastKnownStreamPosition); clamped to the duration.
     public var approximateStreamPosition: Double {
         let time = now()
-        return state.withLockedValue { state in
+        return state.withLock { state in
             guard let status = state.status else { return 0 }
             var position = status.currentTime
             if status.playerState == .playing, status.adBreakStatus == nil {
@@ -126,7 +125,7 @@ public final class RemoteMediaClient: Sendable {
 
     /// The last known player state (``PlayerState/loading`` while a load runs).
     public var playerState: PlayerState {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard let status = state.status else { return .idle }
             return status.shownPlayerState
         }
@@ -150,11 +149,11 @@ public final class RemoteMediaClient: Sendable {
 
     /// Forgets the status (the session ended or the app went away).
     public func reset() {
-        let had = state.withLockedValue { state -> Bool in
+        let had = state.withLock { state -> Bool in
             defer { state.status = nil }
             return state.status != nil
         }
-        queue.invalidate()
+        queue.invalidate(mediaSessionID: nil)
         if had {
             statusBroadcaster.yield(nil)
             eventBroadcaster.yield(.statusUpdated(nil))
@@ -167,7 +166,7 @@ public final class RemoteMediaClient: Sendable {
         let replyID = message["requestId"]?.intValue ?? 0
         if ordered, inArrivalOrder, replyID > 0 {
             // A reply its request already applied: only its arrival is noted; the status is not decoded again.
-            let applied = state.withLockedValue { state -> Bool in
+            let applied = state.withLock { state -> Bool in
                 state.receivedReplyID = max(state.receivedReplyID, replyID)
                 return replyID <= state.appliedReplyID
             }
@@ -176,7 +175,7 @@ public final class RemoteMediaClient: Sendable {
         let entries = message["status"]?.arrayValue ?? []
         let time = now()
         var parsed = entries.lazy.compactMap { try? MediaStatus(json: $0) }.first
-        let outcome = state.withLockedValue { state -> (previous: MediaStatus?, current: MediaStatus?)? in
+        let outcome = state.withLock { state -> (previous: MediaStatus?, current: MediaStatus?)? in
             if ordered {
                 // A reply is applied once, by whichever path sees it first, and never after a newer reply; an
                 // unsolicited status only once the in-order stream has caught up with every applied reply.
@@ -205,7 +204,9 @@ public final class RemoteMediaClient: Sendable {
         }
         // Superseded: the request still answers with its own status, which changes nothing here.
         guard let (previous, current) = outcome else { return parsed }
-        if previous?.mediaSessionID != current?.mediaSessionID { queue.invalidate() }
+        if previous?.mediaSessionID != current?.mediaSessionID {
+            queue.invalidate(mediaSessionID: current?.mediaSessionID)
+        }
         if let current, current.items != nil,
             previous?.items != current.items || previous?.currentItemID != current.currentItemID
         {
@@ -229,7 +230,7 @@ public final class RemoteMediaClient: Sendable {
     // MARK: - Sending
 
     private func makeRequest(_ kind: String) -> MediaRequest {
-        let id = state.withLockedValue { state in
+        let id = state.withLock { state in
             defer { state.nextRequestID += 1 }
             return state.nextRequestID
         }
@@ -268,7 +269,7 @@ public final class RemoteMediaClient: Sendable {
         }
         let request = makeRequest(type)
         if let group {
-            let replaced = state.withLockedValue { state -> MediaRequest? in
+            let replaced = state.withLock { state -> MediaRequest? in
                 defer { state.inFlight[group] = request }
                 return state.inFlight[group]
             }
@@ -288,19 +289,20 @@ public final class RemoteMediaClient: Sendable {
             return request
         }
         // Finished where the reply is read (the connection's event loop), in the same turn: no task per request.
-        reply.whenComplete(executor: channel.replyExecutor) { [weak self] result in
+        // Holds the client until the reply or its timeout; a weak capture would give the client a side table, and
+        // make every retain of it a slow one.
+        reply.whenComplete(executor: channel.replyExecutor) { result in
             let outcome: MediaRequest.Outcome
             switch result {
             case .success(let json):
-                outcome =
-                    self?.interpret(json, for: type) ?? .failed(CastMediaError(.notConnected, "the client is gone"))
+                outcome = self.interpret(json, for: type)
             case .failure(let error) where error is CancellationError:
                 outcome = .aborted(.cancelled)
             case .failure(let error):
                 outcome = .failed(Self.mediaError(from: error, for: type))
             }
             if let group {
-                self?.state.withLockedValue { state in
+                self.state.withLock { state in
                     if state.inFlight[group] === request { state.inFlight[group] = nil }
                 }
             }
@@ -327,57 +329,59 @@ public final class RemoteMediaClient: Sendable {
 
     /// Turns a reply into an outcome and applies any status it carries.
     func interpret(_ reply: JSONValue, for type: String) -> MediaRequest.Outcome {
-        let reason = reply["reason"]?.stringValue
-        let code = reply["detailedErrorCode"]?.intValue
         switch reply["type"]?.stringValue {
         case "MEDIA_STATUS":
             return .completed(apply(statusMessage: reply))
-        case "LOAD_FAILED":
-            return .failed(
-                CastMediaError(
-                    .loadFailed,
-                    "the receiver could not load the media",
-                    receiverReason: reason,
-                    detailedErrorCode: code
-                )
-            )
-        case "LOAD_CANCELLED":
-            return .failed(CastMediaError(.loadCancelled, "a newer load replaced this one", receiverReason: reason))
-        case "INVALID_PLAYER_STATE":
-            return .failed(
-                CastMediaError(
-                    .invalidPlayerState,
-                    "\(type) is not valid in the player's state",
-                    receiverReason: reason
-                )
-            )
-        case "INVALID_REQUEST":
-            return .failed(
-                CastMediaError(
-                    .invalidRequest,
-                    "the receiver rejected \(type)",
-                    receiverReason: reason,
-                    detailedErrorCode: code
-                )
-            )
-        case "ERROR":
-            return .failed(
-                CastMediaError(
-                    .receiverError,
-                    "the receiver reported an error for \(type)",
-                    receiverReason: reason,
-                    detailedErrorCode: code
-                )
-            )
         case "QUEUE_ITEM_IDS", "QUEUE_ITEMS", "SESSION_STATE":
             return .completed(mediaStatus)
         default:
             return .failed(
-                CastMediaError(
-                    .invalidResponse,
-                    "unexpected reply to \(type): \(reply["type"]?.stringValue ?? "no type")"
-                )
+                Self.receiverError(in: reply, for: type)
+                    ?? CastMediaError(
+                        .invalidResponse,
+                        "unexpected reply to \(type): \(reply["type"]?.stringValue ?? "no type")"
+                    )
             )
+        }
+    }
+
+    /// The error a reply reports (LOAD_FAILED, LOAD_CANCELLED, INVALID_PLAYER_STATE, INVALID_REQUEST, ERROR), or
+    /// `nil` for any other reply.
+    static func receiverError(in reply: JSONValue, for type: String) -> CastMediaError? {
+        let reason = reply["reason"]?.stringValue
+        let code = reply["detailedErrorCode"]?.intValue
+        switch reply["type"]?.stringValue {
+        case "LOAD_FAILED":
+            return CastMediaError(
+                .loadFailed,
+                "the receiver could not load the media",
+                receiverReason: reason,
+                detailedErrorCode: code
+            )
+        case "LOAD_CANCELLED":
+            return CastMediaError(.loadCancelled, "a newer load replaced this one", receiverReason: reason)
+        case "INVALID_PLAYER_STATE":
+            return CastMediaError(
+                .invalidPlayerState,
+                "\(type) is not valid in the player's state",
+                receiverReason: reason
+            )
+        case "INVALID_REQUEST":
+            return CastMediaError(
+                .invalidRequest,
+                "the receiver rejected \(type)",
+                receiverReason: reason,
+                detailedErrorCode: code
+            )
+        case "ERROR":
+            return CastMediaError(
+                .receiverError,
+                "the receiver reported an error for \(type)",
+                receiverReason: reason,
+                detailedErrorCode: code
+            )
+        default:
+            return nil
         }
     }
 

@@ -150,9 +150,8 @@ public final class DeviceObserver: Sendable {
         self.locator = locator
         self.eventLoopGroup = eventLoopGroup
         self.sleep = sleep
-        var logger = logger.withCategory(CastLogCategory.session)
-        logger[metadataKey: CastLogMetadataKey.deviceID] = "\(device.id)"
-        self.logger = logger
+        self.logger = logger.withCategory(CastLogCategory.session)
+            .withMetadata([CastLogMetadataKey.deviceID: "\(device.id)"])
         self.state = NIOLockedValueBox(State(device: device))
     }
 

@@ -1,11 +1,12 @@
 import CastDiscovery
 @_spi(CastInternal) import CastTransport
+import Synchronization
 
 /// A session on a speaker group follows the group's membership on `urn:x-cast:com.google.cast.multizone` (GCK's
 /// `GCKCastDeviceStatusListener` multizone callbacks) and sets a member's own volume.
 extension CastSession {
     /// The group's membership as last told; `nil` on a device that is no group, or before the group answered.
-    public var multizoneStatus: MultizoneStatus? { state.withLockedValue { $0.multizoneStatus } }
+    public var multizoneStatus: MultizoneStatus? { state.withLock { $0.multizoneStatus } }
 
     /// A new stream of the group's membership events: the whole status, and members added, updated (their
     /// volume) and removed.
@@ -110,7 +111,7 @@ extension CastSession {
     }
 
     func applyMultizone(_ event: MultizoneEvent) {
-        state.withLockedValue { state in
+        state.withLock { state in
             var status = state.multizoneStatus ?? MultizoneStatus(members: [])
             status.apply(event)
             state.multizoneStatus = status

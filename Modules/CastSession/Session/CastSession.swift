@@ -3,8 +3,8 @@ import CastLogging
 import CastMedia
 @_spi(CastInternal) import CastTransport
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// A session with a receiver app on one device (GCKCastSession): the connection, the app, its media client,
 /// custom channels and device controls.
@@ -45,7 +45,7 @@ public final class CastSession: Sendable {
     /// The media client, when the app serves the media namespace.
     public let remoteMediaClient: RemoteMediaClient?
     let connection: CastConnection
-    let state: NIOLockedValueBox<State>
+    let state: Mutex<State>
     let logger: Logger
     let sleep: @Sendable (Duration) async throws -> Void
     let emit: @Sendable (SessionEvent) -> Void
@@ -86,11 +86,11 @@ public final class CastSession: Sendable {
         self.store = store
         self.sleep = sleep
         self.emit = emit
-        var logger = logger.withCategory(CastLogCategory.session)
-        logger[metadataKey: CastLogMetadataKey.sessionID] = "\(application.sessionID)"
-        logger[metadataKey: CastLogMetadataKey.deviceID] = "\(device.id)"
-        self.logger = logger
-        self.state = NIOLockedValueBox(State(device: device, application: application, deviceStatus: deviceStatus))
+        self.logger = logger.withCategory(CastLogCategory.session).withMetadata([
+            CastLogMetadataKey.sessionID: "\(application.sessionID)",
+            CastLogMetadataKey.deviceID: "\(device.id)",
+        ])
+        self.state = Mutex(State(device: device, application: application, deviceStatus: deviceStatus))
         let box = SessionBox()
         if application.playsMedia {
             remoteMediaClient = RemoteMediaClient(
@@ -112,15 +112,15 @@ public final class CastSession: Sendable {
     // MARK: - Identity
 
     /// The device the session runs on (it changes after a streaming transfer).
-    public var device: CastDevice { state.withLockedValue { $0.device } }
+    public var device: CastDevice { state.withLock { $0.device } }
     /// The running app.
-    public var application: ApplicationMetadata { state.withLockedValue { $0.application } }
+    public var application: ApplicationMetadata { state.withLock { $0.application } }
     /// The application session id.
     public var sessionID: String { application.sessionID }
     /// The app's transport id.
     public var transportID: String { application.transportID }
     /// Where the session is in its life.
-    public var connectionState: ConnectionState { state.withLockedValue { $0.connectionState } }
+    public var connectionState: ConnectionState { state.withLock { $0.connectionState } }
     /// A new stream of connection-state changes.
     public func connectionStateUpdates() -> AsyncStream<ConnectionState> { stateBroadcaster.makeStream() }
     /// Whether the device proved it is a genuine Cast device on the current connection (see
@@ -137,7 +137,7 @@ public final class CastSession: Sendable {
         // for them (with thousands of sessions, parked tasks would be most of an idle session's memory).
         let messageHandler = connection.addMessageHandler { [weak self] message in self?.handle(message) }
         let eventHandler = connection.addEventHandler { [weak self] event in self?.handle(event) }
-        state.withLockedValue { state in
+        state.withLock { state in
             state.messageHandler = messageHandler
             state.eventHandler = eventHandler
         }
@@ -162,7 +162,7 @@ public final class CastSession: Sendable {
         if message.namespace == CastNamespace.receiver, message.sourceID == CastEndpoint.receiver {
             guard let json = try? message.json(), json["type"]?.stringValue == "RECEIVER_STATUS" else { return }
             let status = DeviceStatus(json: json)
-            state.withLockedValue { $0.deviceStatus = status }
+            state.withLock { $0.deviceStatus = status }
             deviceStatusBroadcaster.yield(status)
             if status.application?.sessionID != sessionID, connectionState == .connected {
                 // Someone else stopped or replaced our app.
@@ -179,7 +179,7 @@ public final class CastSession: Sendable {
             if let json = try? message.json() { remoteMediaClient?.receive(json) }
             return
         }
-        let channel = state.withLockedValue { $0.channels[message.namespace] }
+        let channel = state.withLock { $0.channels[message.namespace] }
         channel?.deliver(message.payload)
     }
 
@@ -190,7 +190,7 @@ public final class CastSession: Sendable {
         case .pending, .notAttempted: return
         case .verified, .failed: break
         }
-        let isNew = state.withLockedValue { state -> Bool in
+        let isNew = state.withLock { state -> Bool in
             defer { state.reportedAuthentication = result }
             return state.reportedAuthentication != result
         }
@@ -218,13 +218,13 @@ public final class CastSession: Sendable {
 
     /// Runs `work` in a task of its own, on the connection's event loop; nothing happens once the session ended.
     func startInBackground(_ work: BackgroundWork) {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard state.backgroundWork != nil else { return }
             let id = state.nextWorkID
             state.nextWorkID += 1
             state.backgroundWork?[id] = Task(executorPreference: connection.taskExecutor) { [weak self] in
                 await self?.perform(work)
-                _ = self?.state.withLockedValue { $0.backgroundWork?.removeValue(forKey: id) }
+                _ = self?.state.withLock { $0.backgroundWork?.removeValue(forKey: id) }
             }
         }
     }
@@ -243,7 +243,7 @@ public final class CastSession: Sendable {
         // A drop reported twice (its event, and the check at attach) suspends once; one from before a completed
         // reconnection is stale.
         guard !connection.isConnected else { return }
-        let proceed = state.withLockedValue { state -> Bool in
+        let proceed = state.withLock { state -> Bool in
             guard state.connectionState == .connected, !state.isEnding else { return false }
             state.connectionState = .suspended
             return true
@@ -258,7 +258,7 @@ public final class CastSession: Sendable {
         var failures = 0
         var lastError: (any Error)?
         while policy.allowsAttempt(afterFailedAttempts: failures) {
-            if state.withLockedValue({ $0.isEnding }) { return }
+            if state.withLock({ $0.isEnding }) { return }
             do {
                 try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
                 try await reconnectToCurrentRecord()
@@ -296,11 +296,11 @@ public final class CastSession: Sendable {
     private func reconnectToCurrentRecord() async throws {
         guard let moved = try await connection.reconnect(to: device, locatedBy: locator) else { return }
         logger.debug("the device moved", metadata: ["cast.peer": "\(moved.host):\(moved.port)"])
-        state.withLockedValue { $0.device = moved }
+        state.withLock { $0.device = moved }
     }
 
     private func resumed(status: DeviceStatus, transferredFrom: CastDevice? = nil) {
-        let waiters = state.withLockedValue { state -> [CheckedContinuation<Bool, Never>] in
+        let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             state.connectionState = .connected
             state.deviceStatus = status
             defer { state.resumeWaiters = [:] }
@@ -319,12 +319,12 @@ public final class CastSession: Sendable {
 
     /// Moves the session to another device that runs the same session (streaming transfer on resume).
     func transfer(to device: CastDevice) {
-        state.withLockedValue { $0.device = device }
+        state.withLock { $0.device = device }
     }
 
     /// Waits until the session is connected again; `false` if it ended instead, or at `deadline`.
     func waitUntilResumed(deadline: ContinuousClock.Instant) async -> Bool {
-        let id = state.withLockedValue { state -> Int in
+        let id = state.withLock { state -> Int in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID
         }
@@ -336,7 +336,7 @@ public final class CastSession: Sendable {
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let now: Bool? = state.withLockedValue { state in
+                let now: Bool? = state.withLock { state in
                     switch state.connectionState {
                     case .connected: return true
                     case .disconnected: return false
@@ -353,7 +353,7 @@ public final class CastSession: Sendable {
     }
 
     private func cancelWaiter(_ id: Int) {
-        let waiter = state.withLockedValue { $0.resumeWaiters.removeValue(forKey: id) }
+        let waiter = state.withLock { $0.resumeWaiters.removeValue(forKey: id) }
         waiter?.resume(returning: false)
     }
 
@@ -361,7 +361,7 @@ public final class CastSession: Sendable {
 
     /// Ends the session; used by ``SessionManager`` and when the app goes away.
     func finish(stopApplication: Bool = false, error: CastSessionError?) async {
-        let (proceed, waiters) = state.withLockedValue { state -> (Bool, [CheckedContinuation<Bool, Never>]) in
+        let (proceed, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Bool, Never>]) in
             guard !state.isEnding else { return (false, []) }
             state.isEnding = true
             defer { state.resumeWaiters = [:] }
@@ -379,16 +379,16 @@ public final class CastSession: Sendable {
         {
             // The receiver's answer to STOP is the session's last word on the device: its app is gone.
             let status = DeviceStatus(json: json)
-            state.withLockedValue { $0.deviceStatus = status }
+            state.withLock { $0.deviceStatus = status }
             deviceStatusBroadcaster.yield(status)
         }
-        state.withLockedValue { $0.connectionState = .disconnected }
+        state.withLock { $0.connectionState = .disconnected }
         for waiter in waiters { waiter.resume(returning: false) }
         disconnectChannels()
         remoteMediaClient?.reset()
         await connection.close()
         // Ends the background work too (this may be part of it: it has nothing left to await).
-        let (work, handlers) = state.withLockedValue { state in
+        let (work, handlers) = state.withLock { state in
             defer { state.backgroundWork = nil }
             return (state.backgroundWork ?? [:], (state.messageHandler, state.eventHandler))
         }
@@ -428,7 +428,7 @@ public final class CastSession: Sendable {
     // MARK: - Device controls
 
     /// The latest receiver status.
-    public var deviceStatus: DeviceStatus? { state.withLockedValue { $0.deviceStatus } }
+    public var deviceStatus: DeviceStatus? { state.withLock { $0.deviceStatus } }
 
     /// A new stream of receiver status updates (volume, mute, standby, input, running app).
     public func deviceStatusUpdates() -> AsyncStream<DeviceStatus> { deviceStatusBroadcaster.makeStream() }
@@ -465,7 +465,7 @@ public final class CastSession: Sendable {
     private func fetchDeviceStatusNow() async throws -> DeviceStatus {
         let reply = try await receiverRequest(["type": "GET_STATUS"])
         let status = DeviceStatus(json: reply)
-        state.withLockedValue { $0.deviceStatus = status }
+        state.withLock { $0.deviceStatus = status }
         deviceStatusBroadcaster.yield(status)
         return status
     }
@@ -504,7 +504,7 @@ public final class CastSession: Sendable {
             reply = try await receiverRequest(payload)
         }
         let status = try DeviceStatus(commandReply: reply)
-        state.withLockedValue { $0.deviceStatus = status }
+        state.withLock { $0.deviceStatus = status }
         deviceStatusBroadcaster.yield(status)
     }
 
@@ -530,7 +530,7 @@ public final class CastSession: Sendable {
     /// Registers a custom channel; it connects now if the session is connected and the app lists its namespace.
     /// A channel already registered for the namespace is replaced (and disconnected).
     public func add(_ channel: CastChannel) {
-        let replaced = state.withLockedValue { state -> CastChannel? in
+        let replaced = state.withLock { state -> CastChannel? in
             defer { state.channels[channel.namespace] = channel }
             return state.channels[channel.namespace]
         }
@@ -540,7 +540,7 @@ public final class CastSession: Sendable {
 
     /// Unregisters a channel and disconnects it.
     public func remove(_ channel: CastChannel) {
-        let removed = state.withLockedValue { state -> Bool in
+        let removed = state.withLock { state -> Bool in
             guard state.channels[channel.namespace] === channel else { return false }
             state.channels[channel.namespace] = nil
             return true
@@ -549,7 +549,7 @@ public final class CastSession: Sendable {
     }
 
     private func connectChannels() {
-        let (channels, app, connected) = state.withLockedValue {
+        let (channels, app, connected) = state.withLock {
             ($0.channels, $0.application, $0.connectionState == .connected)
         }
         guard connected else { return }
@@ -574,13 +574,13 @@ public final class CastSession: Sendable {
     }
 
     private func disconnectChannels() {
-        for channel in state.withLockedValue({ Array($0.channels.values) }) { channel.disconnect() }
+        for channel in state.withLock({ Array($0.channels.values) }) { channel.disconnect() }
     }
 }
 
 /// A weak reference to a session, filled in once the session exists.
 final class SessionBox: Sendable {
-    private let reference = NIOLockedValueBox<WeakSession>(WeakSession())
+    private let reference = Mutex<WeakSession>(WeakSession())
 
     private struct WeakSession: @unchecked Sendable {
         // @unchecked: a weak reference to a Sendable class, only read and written under the lock.
@@ -588,8 +588,8 @@ final class SessionBox: Sendable {
     }
 
     var session: CastSession? {
-        get { reference.withLockedValue { $0.session } }
-        set { reference.withLockedValue { $0.session = newValue } }
+        get { reference.withLock { $0.session } }
+        set { reference.withLock { $0.session = newValue } }
     }
 }
 
@@ -638,7 +638,7 @@ struct SessionMediaChannel: MediaChannel {
         // With waiting on, a request the connection drops under is carried through the reconnection: sent again
         // only when the receiver had not acted on it (InterruptedRequest).
         let ridesThrough = options.requestsWaitWhileSuspended
-        let before = box.session?.remoteMediaClient?.mediaStatus
+        let before = ridesThrough ? box.session?.remoteMediaClient?.mediaStatus : nil
         let sentAt = ContinuousClock.now
         let box = self.box
         let pending: PendingReply

@@ -2,9 +2,9 @@ import CastDiscovery
 import CastLogging
 @_spi(CastInternal) import CastTransport
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// Starts, ends, resumes and tracks sessions (GCKSessionManager). At most one session at a time.
 public final class SessionManager: Sendable {
@@ -26,7 +26,7 @@ public final class SessionManager: Sendable {
     private let logger: Logger
     private let sleep: @Sendable (Duration) async throws -> Void
     private let store: SessionStore?
-    private let state: NIOLockedValueBox<State>
+    private let state: Mutex<State>
     private let eventBroadcaster = EventBroadcaster<SessionEvent>()
     private let castStateBroadcaster = EventBroadcaster<CastState>()
 
@@ -43,7 +43,7 @@ public final class SessionManager: Sendable {
         self.store =
             options.resumesSavedSessions
             ? SessionStore(directory: options.stateDirectory ?? SessionStore.defaultDirectory()) : nil
-        self.state = NIOLockedValueBox(
+        self.state = Mutex(
             State(castState: options.staticDevices.isEmpty ? .noDevicesAvailable : .notConnected)
         )
     }
@@ -51,20 +51,20 @@ public final class SessionManager: Sendable {
     // MARK: - Observing
 
     /// The running session, if any.
-    public var currentSession: CastSession? { state.withLockedValue { $0.current } }
+    public var currentSession: CastSession? { state.withLock { $0.current } }
 
     /// Whether a session is connected (not suspended).
     public var hasConnectedSession: Bool { currentSession?.connectionState == .connected }
 
     /// The cast state.
-    public var castState: CastState { state.withLockedValue { $0.castState } }
+    public var castState: CastState { state.withLock { $0.castState } }
 
     /// Where sessions look a device up before reconnecting: typically the app's `DiscoveryManager`, so that a
     /// session on a speaker group follows the group when its leader (and with it the group's address and port)
     /// moves to another member, as GCK's sessions do. `nil` (the default) reconnects where the device was.
     public var deviceLocator: (any CastDeviceLocator)? {
-        get { state.withLockedValue { $0.deviceLocator } }
-        set { state.withLockedValue { $0.deviceLocator = newValue } }
+        get { state.withLock { $0.deviceLocator } }
+        set { state.withLock { $0.deviceLocator = newValue } }
     }
 
     /// A new, independent stream of session events.
@@ -75,12 +75,12 @@ public final class SessionManager: Sendable {
 
     /// Registers a listener object (held weakly) that gets every event as a method call.
     public func addListener(_ listener: any SessionManagerListener) {
-        state.withLockedValue { $0.listeners[ObjectIdentifier(listener)] = Listener(object: listener) }
+        state.withLock { $0.listeners[ObjectIdentifier(listener)] = Listener(object: listener) }
     }
 
     /// Unregisters a listener.
     public func removeListener(_ listener: any SessionManagerListener) {
-        _ = state.withLockedValue { $0.listeners.removeValue(forKey: ObjectIdentifier(listener)) }
+        _ = state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(listener)) }
     }
 
     /// Tells the manager whether devices are known (discovery calls this), for ``castState``.
@@ -100,18 +100,18 @@ public final class SessionManager: Sendable {
         case .didStart, .didResume: updateCastState { _ in .connected }
         case .didSuspend: updateCastState { _ in .connecting }
         case .didEnd(let session, _):
-            state.withLockedValue { state in if state.current === session { state.current = nil } }
+            state.withLock { state in if state.current === session { state.current = nil } }
             updateCastState { _ in .notConnected }
         case .didFailToStart: updateCastState { _ in .notConnected }
         case .willEnd, .didFailToResume, .didAuthenticateDevice: break
         }
         eventBroadcaster.yield(event)
-        let listeners = state.withLockedValue { $0.listeners.values.compactMap(\.object) }
+        let listeners = state.withLock { $0.listeners.values.compactMap(\.object) }
         for listener in listeners { event.deliver(to: listener, from: self) }
     }
 
     private func updateCastState(_ change: (CastState) -> CastState) {
-        let changed = state.withLockedValue { state -> CastState? in
+        let changed = state.withLock { state -> CastState? in
             let new = change(state.castState)
             guard new != state.castState else { return nil }
             state.castState = new
@@ -154,7 +154,7 @@ public final class SessionManager: Sendable {
         emit(.willStart(device))
         do {
             let (session, joined) = try await establishRidingThroughDrops(with: device, mode: mode)
-            state.withLockedValue { state in
+            state.withLock { state in
                 state.current = session
                 state.isStarting = false
             }
@@ -162,7 +162,7 @@ public final class SessionManager: Sendable {
             emit(.didStart(session))
             return session
         } catch {
-            state.withLockedValue { $0.isStarting = false }
+            state.withLock { $0.isStarting = false }
             let sessionError = Self.sessionError(error)
             emit(.didFailToStart(device, sessionError))
             throw sessionError
@@ -170,7 +170,7 @@ public final class SessionManager: Sendable {
     }
 
     private func claimStart() throws {
-        try state.withLockedValue { state in
+        try state.withLock { state in
             guard state.current == nil, !state.isStarting else {
                 throw CastSessionError(.sessionInProgress, "a session is already running or starting; end it first")
             }
@@ -483,7 +483,7 @@ public final class SessionManager: Sendable {
                     with: device,
                     mode: .resume(sessionID: entry.sessionID, applicationID: entry.applicationID)
                 )
-                state.withLockedValue { state in
+                state.withLock { state in
                     state.current = session
                     state.isStarting = false
                 }
@@ -499,7 +499,7 @@ public final class SessionManager: Sendable {
                 lastError = error
             }
         }
-        state.withLockedValue { $0.isStarting = false }
+        state.withLock { $0.isStarting = false }
         let error = lastError ?? CastSessionError(.sessionNotFound, "the saved session was not found")
         emit(.didFailToResume(nil, error))
         throw error

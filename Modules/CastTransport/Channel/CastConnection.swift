@@ -1,6 +1,5 @@
 import CastLogging
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -28,7 +27,7 @@ public struct PendingReply: Sendable {
 
     /// The reply if it has already arrived, without waiting. Replies on one connection are read in order, so
     /// once a later request's reply was received, an earlier request's reply — if the peer sent one — is here.
-    public var arrivedReply: CastMessage? { arrived.message.withLockedValue { $0 } }
+    public var arrivedReply: CastMessage? { arrived.message.withLock { $0 } }
 
     /// The reply, completed on the connection's event loop as it is read (or failed by the timeout or the
     /// connection's end): for a layer that finishes its own request there instead of in a task.
@@ -50,7 +49,7 @@ public struct PendingReply: Sendable {
 
 /// The box a ``PendingReply`` keeps its arrived reply in.
 final class ArrivedReply: Sendable {
-    let message = NIOLockedValueBox<CastMessage?>(nil)
+    let message = Mutex<CastMessage?>(nil)
 }
 
 /// What happens to a connection, as seen by the layers above it.
@@ -124,13 +123,13 @@ public final class CastConnection: Sendable {
     }
 
     /// The peer's host name or address (a speaker group's moves with its leader: see ``reconnect(toHost:port:)``).
-    public var host: String { state.withLockedValue { $0.host } }
+    public var host: String { state.withLock { $0.host } }
     /// The peer's TCP port.
-    public var port: Int { state.withLockedValue { $0.port } }
+    public var port: Int { state.withLock { $0.port } }
     /// The settings this connection was made with.
     public let configuration: Configuration
 
-    private let state: NIOLockedValueBox<State>
+    private let state: Mutex<State>
     private let tlsContext: TLSContext
     /// The loop every transport of this connection runs on, reconnects included (picked once from the group).
     private let eventLoop: any EventLoop
@@ -160,15 +159,14 @@ public final class CastConnection: Sendable {
         isServerSide: Bool,
         logger: Logger
     ) {
-        self.state = NIOLockedValueBox(State(host: host, port: port))
+        self.state = Mutex(State(host: host, port: port))
         self.configuration = configuration
         self.tlsContext = tlsContext
         self.eventLoop = eventLoopGroup.next()
         self.taskExecutor = EventLoopTaskExecutor(eventLoop)
         self.isServerSide = isServerSide
-        var logger = logger.withCategory(CastLogCategory.transportChannel)
-        logger[metadataKey: CastLogMetadataKey.peer] = "\(host):\(port)"
-        self.logger = logger
+        self.logger = logger.withCategory(CastLogCategory.transportChannel)
+            .withMetadata([CastLogMetadataKey.peer: "\(host):\(port)"])
     }
 
     // MARK: - Connecting
@@ -211,7 +209,7 @@ public final class CastConnection: Sendable {
         guard !isServerSide else {
             throw CastTransportError(.notConnected, "a server-side connection cannot reconnect")
         }
-        let old = try state.withLockedValue { state -> (any Channel)? in
+        let old = try state.withLock { state -> (any Channel)? in
             guard !state.isClosed else {
                 throw CastTransportError(.connectionClosed, "the connection was closed for good; connect again")
             }
@@ -225,7 +223,7 @@ public final class CastConnection: Sendable {
     /// Like ``reconnect()``, to a peer that moved: a speaker group's endpoint follows its elected leader to another
     /// member's address and port, and discovery's new record says where. The virtual connections come along.
     public func reconnect(toHost host: String, port: Int) async throws {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard !state.isClosed else { return }
             (state.host, state.port) = (host, port)
         }
@@ -249,7 +247,7 @@ public final class CastConnection: Sendable {
                 }
             }
         let channel: any Channel
-        let (host, port) = state.withLockedValue { ($0.host, $0.port) }
+        let (host, port) = state.withLock { ($0.host, $0.port) }
         // An address needs no resolver (getaddrinfo on another thread) and no happy-eyeballs race.
         let connecting =
             if let address = try? SocketAddress(ipAddress: host, port: port) {
@@ -289,7 +287,7 @@ public final class CastConnection: Sendable {
             try? await channel.close()
             throw error
         }
-        let endpoints = state.withLockedValue { state in
+        let endpoints = state.withLock { state in
             state.channel = channel
             return state.endpoints
         }
@@ -326,7 +324,7 @@ public final class CastConnection: Sendable {
     // MARK: - Device authentication
 
     /// How the device proved itself on the current transport (every connect challenges again).
-    public var deviceAuthentication: DeviceAuthentication { state.withLockedValue { $0.authentication } }
+    public var deviceAuthentication: DeviceAuthentication { state.withLock { $0.authentication } }
 
     /// The common name of the certificate the peer presented in the TLS handshake (its subject when it has no
     /// common name); `nil` when not connected or no certificate came. Discovery reads it as one more way a device
@@ -354,7 +352,7 @@ public final class CastConnection: Sendable {
                 )
             }
             let reason = options.policy == .off ? "device authentication is off" : "no trust anchors are set"
-            state.withLockedValue { $0.authentication = .notAttempted(reason: reason) }
+            state.withLock { $0.authentication = .notAttempted(reason: reason) }
             return
         }
         let tlsCertificate = try await channel.eventLoop.submit {
@@ -362,7 +360,7 @@ public final class CastConnection: Sendable {
         }.get()
         let nonce = DeviceAuthVerifier.makeNonce()
         let reply = channel.eventLoop.makePromise(of: CastMessage.self)
-        let (replaced, challenge) = state.withLockedValue { state in
+        let (replaced, challenge) = state.withLock { state in
             defer {
                 state.authReply = reply
                 state.authentication = .pending
@@ -411,7 +409,7 @@ public final class CastConnection: Sendable {
     /// The outstanding challenge's reply promise, taken so that only one completes it; with `challenge`, only
     /// when that challenge is still the outstanding one.
     private func takeAuthReply(_ challenge: Int? = nil) -> EventLoopPromise<CastMessage>? {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard challenge == nil || challenge == state.authChallenge else { return nil }
             defer { state.authReply = nil }
             return state.authReply
@@ -420,7 +418,7 @@ public final class CastConnection: Sendable {
 
     /// Keeps and announces `outcome`, unless a later challenge has replaced `challenge`.
     private func record(_ outcome: DeviceAuthentication, of challenge: Int) {
-        let isCurrent = state.withLockedValue { state -> Bool in
+        let isCurrent = state.withLock { state -> Bool in
             guard state.authChallenge == challenge else { return false }
             state.authentication = outcome
             return true
@@ -479,7 +477,7 @@ public final class CastConnection: Sendable {
         if message.namespace == CastNamespace.connection,
             (try? message.json())?["type"]?.stringValue == "CLOSE"
         {
-            let removed = state.withLockedValue { state -> Bool in
+            let removed = state.withLock { state -> Bool in
                 guard let index = state.endpoints.firstIndex(of: message.sourceID) else { return false }
                 state.endpoints.remove(at: index)
                 return true
@@ -492,7 +490,7 @@ public final class CastConnection: Sendable {
     }
 
     private func handleClosed(channelID: ObjectIdentifier, error: CastTransportError?) {
-        let (wasCurrent, closedByUs) = state.withLockedValue { state -> (Bool, Bool) in
+        let (wasCurrent, closedByUs) = state.withLock { state -> (Bool, Bool) in
             guard let current = state.channel, ObjectIdentifier(current) == channelID else {
                 return (false, state.isClosed)
             }
@@ -529,7 +527,7 @@ public final class CastConnection: Sendable {
             isServerSide: true,
             logger: logger
         )
-        connection.state.withLockedValue { $0.channel = channel }
+        connection.state.withLock { $0.channel = channel }
         try connection.makePipeline().install(
             on: channel,
             handshakePromise: nil,
@@ -570,17 +568,17 @@ public final class CastConnection: Sendable {
     // MARK: - Sending
 
     /// Whether the transport is currently up.
-    public var isConnected: Bool { state.withLockedValue { $0.channel?.isActive ?? false } }
+    public var isConnected: Bool { state.withLock { $0.channel?.isActive ?? false } }
 
     /// Why the transport last dropped (not by our own close), for a layer that subscribes to ``events()`` after
     /// the drop may already have happened: it then learns the reason it missed.
-    package var lastDropCode: CastTransportError.Code? { state.withLockedValue { $0.lastDropCode } }
+    package var lastDropCode: CastTransportError.Code? { state.withLock { $0.lastDropCode } }
 
     /// The endpoints we hold virtual connections to, in the order they were opened.
-    public var virtualConnections: [String] { state.withLockedValue { $0.endpoints } }
+    public var virtualConnections: [String] { state.withLock { $0.endpoints } }
 
     private func currentChannel() throws -> any Channel {
-        guard let channel = state.withLockedValue({ $0.channel }) else {
+        guard let channel = state.withLock({ $0.channel }) else {
             throw CastTransportError(.notConnected, "not connected to \(host):\(port)")
         }
         return channel
@@ -666,7 +664,7 @@ public final class CastConnection: Sendable {
             throw CastTransportError(.invalidPayload, "a request payload must be a JSON object")
         }
         let channel = try currentChannel()
-        let requestID = state.withLockedValue { state in
+        let requestID = state.withLock { state in
             defer { state.nextRequestID = state.nextRequestID == Int(Int32.max) ? 1 : state.nextRequestID + 1 }
             return state.nextRequestID
         }
@@ -762,20 +760,20 @@ public final class CastConnection: Sendable {
     /// re-opened after ``reconnect()``. Opening one that is already open sends CONNECT again (harmless).
     public func openVirtualConnection(to endpoint: String) async throws {
         try await send(namespace: CastNamespace.connection, to: endpoint, payload: connectPayload)
-        state.withLockedValue { state in
+        state.withLock { state in
             if !state.endpoints.contains(endpoint) { state.endpoints.append(endpoint) }
         }
     }
 
     /// Closes the virtual connection to `endpoint` with CLOSE and forgets it.
     public func closeVirtualConnection(to endpoint: String) async throws {
-        state.withLockedValue { $0.endpoints.removeAll { $0 == endpoint } }
+        state.withLock { $0.endpoints.removeAll { $0 == endpoint } }
         try await send(namespace: CastNamespace.connection, to: endpoint, payload: ["type": "CLOSE", "reasonCode": 5])
     }
 
     /// Closes every virtual connection, then the transport (TLS close_notify), and ends all subscriptions.
     public func close() async {
-        let (channel, endpoints) = state.withLockedValue { state in
+        let (channel, endpoints) = state.withLock { state in
             state.isClosed = true
             return (state.channel, state.endpoints)
         }
@@ -804,7 +802,7 @@ public final class CastConnection: Sendable {
     /// when the transport is down; use ``send(_:)`` to learn about failures. This suits broadcasting status to
     /// many connections.
     public func post(_ messages: [CastMessage]) {
-        guard !messages.isEmpty, let channel = state.withLockedValue({ $0.channel }) else { return }
+        guard !messages.isEmpty, let channel = state.withLock({ $0.channel }) else { return }
         post(messages, on: channel)
     }
 
@@ -840,14 +838,14 @@ public final class CastConnection: Sendable {
     /// Drops the transport without a TLS close_notify (the emulator's "close abruptly" fault), after what was
     /// posted before.
     package func abort() {
-        guard let channel = state.withLockedValue({ $0.channel }) else { return }
+        guard let channel = state.withLock({ $0.channel }) else { return }
         channel.eventLoop.execute { channel.triggerUserOutboundEvent(AbortConnectionEvent(), promise: nil) }
     }
 
     /// Splits every outgoing frame into TLS records of at most `size` bytes (`nil` stops splitting): the
     /// emulator's "frames split across writes" fault.
     package func setOutboundChunkSize(_ size: Int?, interval: Duration? = nil) {
-        guard let channel = state.withLockedValue({ $0.channel }) else { return }
+        guard let channel = state.withLock({ $0.channel }) else { return }
         let pace = interval.map { TimeAmount($0) }
         channel.eventLoop.execute {
             let operations = channel.pipeline.syncOperations

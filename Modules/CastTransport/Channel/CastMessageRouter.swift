@@ -75,7 +75,9 @@ final class CastMessageRouter: ChannelDuplexHandler {
             requestID = parsed.json["requestId"]?.intValue
         }
         if let requestID, requestID != 0, let entry = outstanding.removeValue(forKey: requestID) {
-            entry.arrived.message.withLockedValue { $0 = message }
+            // An idle connection keeps no table: its storage is a few hundred bytes for each of thousands.
+            if outstanding.isEmpty { outstanding = [:] }
+            entry.arrived.message.withLock { $0 = message }
             entry.promise.succeed(message)
         } else if let accepted = acceptedDestinations, message.destinationID != CastEndpoint.broadcast,
             !accepted.contains(message.destinationID)

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// Fans one source of events out to any number of independent `AsyncStream` subscribers.
 ///
@@ -25,9 +25,10 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
         @usableFromInline init() {}
     }
 
+    /// One allocation: the lock and the subscribers inline (a session has about ten broadcasters).
     @usableFromInline
     final class Storage: Sendable {
-        @usableFromInline let state = NIOLockedValueBox(State())
+        @usableFromInline let state = Mutex(State())
 
         @usableFromInline init() {}
     }
@@ -44,7 +45,7 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
-        let id: Int? = storage.state.withLockedValue { state in
+        let id: Int? = storage.state.withLock { state in
             guard !state.isFinished else { return nil }
             defer { state.nextID += 1 }
             state.continuations.append((state.nextID, continuation))
@@ -55,7 +56,7 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
             return stream
         }
         continuation.onTermination = { [weak storage] _ in
-            storage?.state.withLockedValue { $0.continuations.removeAll { $0.id == id } }
+            storage?.state.withLock { $0.continuations.removeAll { $0.id == id } }
         }
         return stream
     }
@@ -64,7 +65,7 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
     /// must be quick and must not block. Answers the id ``removeHandler(_:)`` takes.
     @inlinable
     public func addHandler(_ handler: @escaping @Sendable (Element) -> Void) -> Int {
-        storage.state.withLockedValue { state in
+        storage.state.withLock { state in
             defer { state.nextID += 1 }
             if !state.isFinished { state.handlers.append((state.nextID, handler)) }
             return state.nextID
@@ -74,13 +75,13 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
     /// Stops calling the handler ``addHandler(_:)`` answered `id` for.
     @inlinable
     public func removeHandler(_ id: Int) {
-        storage.state.withLockedValue { $0.handlers.removeAll { $0.id == id } }
+        storage.state.withLock { $0.handlers.removeAll { $0.id == id } }
     }
 
     /// Delivers `element` to every current subscriber and handler; with none, `element` is not even made.
     @inlinable
     public func yield(_ element: @autoclosure () -> Element) {
-        let (continuations, handlers) = storage.state.withLockedValue { ($0.continuations, $0.handlers) }
+        let (continuations, handlers) = storage.state.withLock { ($0.continuations, $0.handlers) }
         guard !continuations.isEmpty || !handlers.isEmpty else { return }
         let element = element()
         for entry in handlers { entry.handler(element) }
@@ -90,7 +91,7 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
     /// Ends every subscription; later subscribers get a finished stream.
     @inlinable
     public func finish() {
-        let continuations = storage.state.withLockedValue { state in
+        let continuations = storage.state.withLock { state in
             state.isFinished = true
             state.handlers = []
             defer { state.continuations = [] }
@@ -101,5 +102,5 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
 
     /// The number of live subscriptions.
     @inlinable
-    public var subscriberCount: Int { storage.state.withLockedValue { $0.continuations.count } }
+    public var subscriberCount: Int { storage.state.withLock { $0.continuations.count } }
 }
