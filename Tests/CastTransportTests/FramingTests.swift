@@ -169,8 +169,8 @@ struct FramingTests {
         }
     }
 
-    /// The handler writes every frame into one reused buffer; frames still held below (as TLS holds writes during
-    /// its handshake) keep their own bytes.
+    /// The handler writes every frame into one reused buffer (its thread's); frames still held below (as TLS holds
+    /// writes during its handshake) keep their own bytes.
     @Test func framesHeldBelowKeepTheirBytesWhileTheBufferIsReused() throws {
         let channel = EmbeddedChannel(handler: CastFrameHandler())
         // A frame larger than the buffer the handler keeps, between small ones.
@@ -181,6 +181,24 @@ struct FramingTests {
             #expect(Array(frame.readableBytesView) == (try message.encodedFrame()))
         }
         #expect(try channel.finish().isClean)
+    }
+
+    /// Every connection on a thread writes into the same buffer: frames one connection's TLS still holds keep
+    /// their bytes while another connection writes.
+    @Test func connectionsOnOneThreadShareTheBufferWithoutSharingBytes() throws {
+        let first = EmbeddedChannel(handler: CastFrameHandler())
+        let second = EmbeddedChannel(handler: CastFrameHandler())
+        let messages = (1...6).map(sample)
+        for (index, message) in messages.enumerated() {
+            try (index.isMultiple(of: 2) ? first : second).writeOutbound(message)
+        }
+        for (index, message) in messages.enumerated() {
+            let channel = index.isMultiple(of: 2) ? first : second
+            let frame = try #require(try channel.readOutbound(as: ByteBuffer.self))
+            #expect(Array(frame.readableBytesView) == (try message.encodedFrame()), "frame \(index)")
+        }
+        #expect(try first.finish().isClean)
+        #expect(try second.finish().isClean)
     }
 
     // MARK: - Malformed frames through the pipeline

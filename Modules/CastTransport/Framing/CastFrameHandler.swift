@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 
 /// The connection's framing layer: TLS plaintext in, ``CastMessage``s up; messages down, frames out.
 ///
@@ -6,8 +7,8 @@ import NIOCore
 /// ``CastMessageDecoder`` and ``CastMessageEncoder``: those are generic classes, which other modules run
 /// unspecialized (generic metadata looked up at run time on every message), and the encoder's handler allocates a
 /// buffer per message. Here a read's complete frames are decoded straight from its buffer, only an unfinished
-/// frame's bytes are kept for the next read, and frames are written into one reused buffer (TLS seals a write
-/// before the next one comes).
+/// frame's bytes are kept for the next read, and frames are written into one buffer per thread, which all of the
+/// thread's connections reuse (TLS seals a write before the next one comes).
 ///
 /// Errors are the decoder's: a malformed frame is reported once (`errorCaught`; the router then closes) and
 /// nothing after it is read; a connection that ends inside a frame reports
@@ -21,8 +22,6 @@ final class CastFrameHandler: ChannelDuplexHandler {
     private let decoder = CastMessageDecoder()
     /// The bytes of a frame that has not arrived whole yet.
     private var unfinished: ByteBuffer?
-    /// Where frames are written; reused while nobody else holds it (TLS copies a write's bytes as it seals it).
-    private var frames: ByteBuffer?
     private var hasFailed = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -56,23 +55,41 @@ final class CastFrameHandler: ChannelDuplexHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        var buffer = frames.take() ?? context.channel.allocator.buffer(capacity: Self.keptBufferCapacity)
+        let scratch = FrameScratch.current
+        var buffer = scratch.buffer.take() ?? context.channel.allocator.buffer(capacity: FrameScratch.capacity)
         buffer.clear()
         do {
             // Refuses a message over the limit before writing anything.
             try CastMessageEncoder().encode(data: unwrapOutboundIn(data), out: &buffer)
         } catch {
-            frames = buffer
+            scratch.buffer = buffer
             promise?.fail(error)
             return
         }
         context.write(wrapOutboundOut(buffer), promise: promise)
-        // Kept for the next frame (if TLS still holds it, as during the handshake, `clear` copies); not after a
-        // larger one, so each of thousands of idle connections keeps no more than a heartbeat's or a command's.
-        if buffer.capacity <= Self.keptBufferCapacity { frames = buffer }
+        // Kept for the thread's next frame (if TLS still holds it, as during the handshake, `clear` copies); not
+        // after a larger one.
+        if buffer.capacity <= FrameScratch.capacity { scratch.buffer = buffer }
     }
+}
 
-    /// The largest frame buffer kept between writes: room for a heartbeat and the usual media command (a LOAD with
-    /// metadata or a queue is larger and gets a buffer of its own size).
-    private static let keptBufferCapacity = 512
+/// The buffer the frames of one thread's connections are written into. Each connection kept one of its own
+/// before, 0.5 KiB for each of thousands of idle sessions; taken out while a frame is written, so a write that
+/// writes another finds none and makes its own.
+// @unchecked: each is reached from its own thread only (thread-specific storage).
+private final class FrameScratch: @unchecked Sendable {
+    var buffer: ByteBuffer?
+
+    /// The largest buffer kept: room for a heartbeat and the usual media command (a LOAD with metadata or a
+    /// queue is larger and gets a buffer of its own size).
+    static let capacity = 512
+
+    private static let perThread = ThreadSpecificVariable<FrameScratch>()
+
+    static var current: FrameScratch {
+        if let scratch = perThread.currentValue { return scratch }
+        let scratch = FrameScratch()
+        perThread.currentValue = scratch
+        return scratch
+    }
 }
