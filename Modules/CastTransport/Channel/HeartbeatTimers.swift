@@ -92,11 +92,6 @@ final class HeartbeatTimers {
 
         private static let perThread = ThreadSpecificVariable<Registry>()
 
-        static var current: Registry {
-            if let registry = perThread.currentValue { return registry }
-            let registry = Registry()
-            perThread.currentValue = registry
-            return registry
-        }
+        static var current: Registry { perThread.current(orMake: Registry.init) }
     }
 }

@@ -86,10 +86,5 @@ private final class FrameScratch: @unchecked Sendable {
 
     private static let perThread = ThreadSpecificVariable<FrameScratch>()
 
-    static var current: FrameScratch {
-        if let scratch = perThread.currentValue { return scratch }
-        let scratch = FrameScratch()
-        perThread.currentValue = scratch
-        return scratch
-    }
+    static var current: FrameScratch { perThread.current(orMake: FrameScratch.init) }
 }
