@@ -74,9 +74,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
             message = parsed.message
             requestID = parsed.json["requestId"]?.intValue
         }
-        if let requestID, requestID != 0, let entry = outstanding.removeValue(forKey: requestID) {
-            // An idle connection keeps no table: its storage is a few hundred bytes for each of thousands.
-            if outstanding.isEmpty { outstanding = [:] }
+        if let requestID, requestID != 0, let entry = removeOutstanding(requestID) {
             entry.arrived.message.withLock { $0 = message }
             entry.promise.succeed(message)
         } else if let accepted = acceptedDestinations, message.destinationID != CastEndpoint.broadcast,
@@ -114,7 +112,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
             // Strong captures here and in the sweep: a write promise always completes and the sweep is cancelled
             // when the channel closes, and a weak capture would make every retain of the router a slow one.
             writePromise.futureResult.assumeIsolated().whenFailure { error in
-                guard let entry = self.outstanding.removeValue(forKey: requestID) else { return }
+                guard let entry = self.removeOutstanding(requestID) else { return }
                 entry.promise.fail(error)
             }
             writePromise.futureResult.cascade(to: promise)
@@ -137,6 +135,15 @@ final class CastMessageRouter: ChannelDuplexHandler {
         armedSweep.take()?.task.cancel()
     }
 
+    /// Ends a request's entry, however it ends (its reply, a failed write, its deadline). An idle connection keeps
+    /// no table: its storage is a few hundred bytes for each of thousands.
+    @discardableResult
+    private func removeOutstanding(_ requestID: Int) -> Outstanding? {
+        let entry = outstanding.removeValue(forKey: requestID)
+        if outstanding.isEmpty { outstanding = [:] }
+        return entry
+    }
+
     /// Fails every request whose deadline has passed and arms the next sweep for the rest.
     private func sweep(armedFor deadline: NIODeadline, on eventLoop: any EventLoop) {
         guard armedSweep?.deadline == deadline else { return }
@@ -144,7 +151,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
         let now = eventLoop.now
         let overdue = outstanding.filter { $0.value.deadline <= now }
         for (requestID, entry) in overdue.sorted(by: { $0.key < $1.key }) {
-            outstanding[requestID] = nil
+            removeOutstanding(requestID)
             entry.promise.fail(
                 CastTransportError(.requestTimedOut, "no reply to request \(requestID) on \(entry.namespace)")
             )
