@@ -71,7 +71,7 @@ public final class DevicePublisher: Sendable {
     deinit { close() }
 
     /// A new, independent stream of publishing events. It ends on ``close()``.
-    public func events() -> AsyncStream<PublisherEvent> { broadcaster.makeStream() }
+    public func events() -> CastEventStream<PublisherEvent> { broadcaster.makeStream() }
 
     /// The name device `id` is currently advertised under (after any renaming), if it is published.
     public func publishedName(of id: String) -> String? { state.withLockedValue { $0.entries[id]?.name } }

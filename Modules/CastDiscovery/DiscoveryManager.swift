@@ -259,7 +259,7 @@ public final class DiscoveryManager: Sendable {
 
     /// A new, independent stream of list changes, from now on (read ``devices`` for the current list first).
     /// Ending iteration unsubscribes.
-    public func events() -> AsyncStream<DiscoveryEvent> { broadcaster.makeStream() }
+    public func events() -> CastEventStream<DiscoveryEvent> { broadcaster.makeStream() }
 
     /// The list once it holds at least `count` devices: static devices are listed only after their probe
     /// answers, so a program that names its devices waits for them here. Waits until the task is cancelled, then

@@ -106,7 +106,7 @@ public final class DeviceHub: Sendable {
         /// Stop an observer of a device that went away.
         case stopObserver(DeviceObserver)
         /// Record a context's session events for a device until `until` finishes (the context was replaced).
-        case forwardSessions(AsyncStream<SessionEvent>, deviceID: String, until: AsyncStream<Void>)
+        case forwardSessions(CastEventStream<SessionEvent>, deviceID: String, until: AsyncStream<Void>)
     }
 
     private struct State {

@@ -1,5 +1,6 @@
 import CastDiscovery
 import CastReceiver
+import CastTransport
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -104,7 +105,7 @@ final class EventLog: Sendable {
     private let storage = NIOLockedValueBox(State())
     private let task: Task<Void, Never>
 
-    init(_ stream: AsyncStream<DiscoveryEvent>) {
+    init(_ stream: CastEventStream<DiscoveryEvent>) {
         let storage = self.storage
         task = Task {
             for await event in stream {

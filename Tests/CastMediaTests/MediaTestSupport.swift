@@ -141,10 +141,11 @@ final class TestTime: Sendable {
 }
 
 /// The first `count` elements of `stream`, failing after `seconds` (a deadline, not a sleep).
-func take<Element: Sendable>(_ count: Int, from stream: AsyncStream<Element>, within seconds: Double = 60) async throws
-    -> [Element]
-{
-    try await withThrowingTaskGroup(of: [Element]?.self) { group in
+func take<Stream: AsyncSequence & Sendable>(_ count: Int, from stream: Stream, within seconds: Double = 60) async throws
+    -> [Stream.Element]
+where Stream.Element: Sendable, Stream.Failure == Never {
+    typealias Element = Stream.Element
+    return try await withThrowingTaskGroup(of: [Element]?.self) { group in
         group.addTask {
             var elements: [Element] = []
             for await element in stream {

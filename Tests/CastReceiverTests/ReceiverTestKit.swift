@@ -33,7 +33,7 @@ final class Inbox<Element: Sendable>: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    init(_ stream: AsyncStream<Element>) {
+    init(_ stream: CastEventStream<Element>) {
         Task { [weak self] in
             for await element in stream {
                 guard let self else { return }

@@ -86,12 +86,13 @@ func withTwoDevices(
 }
 
 /// Waits for the first event matching `predicate`, failing after `seconds` (a deadline, not a sleep).
-func next<Element: Sendable>(
-    _ stream: AsyncStream<Element>,
+func next<Stream: AsyncSequence & Sendable>(
+    _ stream: Stream,
     within seconds: Double = 60,
-    where predicate: @escaping @Sendable (Element) -> Bool
-) async throws -> Element {
-    try await withThrowingTaskGroup(of: Element?.self) { group in
+    where predicate: @escaping @Sendable (Stream.Element) -> Bool
+) async throws -> Stream.Element where Stream.Element: Sendable, Stream.Failure == Never {
+    typealias Element = Stream.Element
+    return try await withThrowingTaskGroup(of: Element?.self) { group in
         group.addTask {
             for await element in stream where predicate(element) { return element }
             return nil
@@ -259,7 +260,7 @@ extension SessionEvent {
 
 /// Waits for the next session event called `name`.
 @discardableResult
-func nextEvent(_ events: AsyncStream<SessionEvent>, _ name: String, within seconds: Double = 60) async throws
+func nextEvent(_ events: CastEventStream<SessionEvent>, _ name: String, within seconds: Double = 60) async throws
     -> SessionEvent
 {
     try await next(events, within: seconds) { $0.name == name }
@@ -288,7 +289,7 @@ struct SessionFixture: Sendable {
     let context: CastContext
     let session: CastSession
     /// Session events of `context`, subscribed before the session started.
-    let events: AsyncStream<SessionEvent>
+    let events: CastEventStream<SessionEvent>
     var client: RemoteMediaClient { session.remoteMediaClient! }
 }
 

@@ -384,13 +384,13 @@ struct RouterCorrelationTests {
 /// A `CastServer` on 127.0.0.1 whose accepted connections the test drives directly.
 struct LoopbackPeer: Sendable {
     let connection: CastConnection
-    let messages: StreamReader<CastMessage>
-    let events: StreamReader<CastConnectionEvent>
+    let messages: StreamReader<CastEventStream<CastMessage>>
+    let events: StreamReader<CastEventStream<CastConnectionEvent>>
 }
 
 struct LoopbackHarness: Sendable {
     let server: CastServer
-    let accepted: StreamReader<LoopbackPeer>
+    let accepted: StreamReader<AsyncStream<LoopbackPeer>>
 
     static func start(
         configuration: CastServer.Configuration = TransportTestKit.quietServerConfiguration()

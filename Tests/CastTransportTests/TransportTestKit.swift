@@ -161,21 +161,24 @@ struct DeadlineExceeded: Error, CustomStringConvertible {
     var description: String { "\(what) did not finish within \(duration)" }
 }
 
-/// Pulls elements from an `AsyncStream` from any task, with a deadline on each wait.
+/// Pulls elements from a stream (a `CastEventStream` or an `AsyncStream`) from any task, with a deadline on each
+/// wait.
 ///
-/// `AsyncStream` keeps its buffer in shared storage, so a fresh iterator per call continues where the previous
-/// one stopped; calls must not overlap.
-struct StreamReader<Element: Sendable>: Sendable {
-    let stream: AsyncStream<Element>
+/// Both keep their buffer in shared storage, so a fresh iterator per call continues where the previous one stopped;
+/// calls must not overlap.
+struct StreamReader<Stream: AsyncSequence & Sendable>: Sendable
+where Stream.Element: Sendable, Stream.Failure == Never {
+    typealias Element = Stream.Element
+    let stream: Stream
 
-    init(_ stream: AsyncStream<Element>) { self.stream = stream }
+    init(_ stream: Stream) { self.stream = stream }
 
     /// The next element, `nil` when the stream finished; fails when nothing comes within `timeout`.
     func next(within timeout: Duration = .seconds(60), _ what: String = "stream element") async throws -> Element? {
         let stream = self.stream
         return try await withDeadline(timeout, what) {
             var iterator = stream.makeAsyncIterator()
-            return await iterator.next()
+            return await iterator.next(isolation: nil)
         }
     }
 
@@ -188,7 +191,7 @@ struct StreamReader<Element: Sendable>: Sendable {
         let stream = self.stream
         return try await withDeadline(timeout, what) {
             var iterator = stream.makeAsyncIterator()
-            while let element = await iterator.next() {
+            while let element = await iterator.next(isolation: nil) {
                 if predicate(element) { return element }
             }
             throw StreamEnded(what: what)
@@ -203,7 +206,7 @@ struct StreamReader<Element: Sendable>: Sendable {
         return try await withDeadline(timeout, what) {
             var iterator = stream.makeAsyncIterator()
             var seen: [Element] = []
-            while let element = await iterator.next() { seen.append(element) }
+            while let element = await iterator.next(isolation: nil) { seen.append(element) }
             return seen
         }
     }

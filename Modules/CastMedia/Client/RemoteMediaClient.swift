@@ -92,7 +92,7 @@ public final class RemoteMediaClient: Sendable {
     public var mediaStatus: MediaStatus? { state.withLock { $0.status } }
 
     /// Status updates, latest wins: a slow consumer sees the newest status, not a backlog.
-    public func statusUpdates() -> AsyncStream<MediaStatus?> {
+    public func statusUpdates() -> CastEventStream<MediaStatus?> {
         statusBroadcaster.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -106,7 +106,7 @@ public final class RemoteMediaClient: Sendable {
     package func removeStatusHandler(_ id: Int) { statusBroadcaster.removeHandler(id) }
 
     /// Every event, in order.
-    public func events() -> AsyncStream<RemoteMediaClientEvent> { eventBroadcaster.makeStream() }
+    public func events() -> CastEventStream<RemoteMediaClientEvent> { eventBroadcaster.makeStream() }
 
     /// The position now, extrapolated from the last status and the playback rate while playing
     /// (GCKUIMediaController's lastKnownStreamPosition); clamped to the duration.

@@ -131,10 +131,10 @@ public final class GenericChannel: CastChannel, @unchecked Sendable {
     }
 
     /// A new, independent stream of messages from the receiver app.
-    public func messages() -> AsyncStream<CastMessage.Payload> { broadcaster.makeStream() }
+    public func messages() -> CastEventStream<CastMessage.Payload> { broadcaster.makeStream() }
 
     /// A new stream of connection changes (`true` connected, `false` disconnected).
-    public func connectionChanges() -> AsyncStream<Bool> { connection.makeStream() }
+    public func connectionChanges() -> CastEventStream<Bool> { connection.makeStream() }
 
     /// Sends `message` and returns the app's first message after it: custom namespaces carry no request ids, so
     /// the next message is taken as the reply.

@@ -163,7 +163,7 @@ public final class DeviceObserver: Sendable {
     public var activity: DeviceActivity? { state.withLockedValue { $0.activity } }
 
     /// Every change from now on, latest wins: a slow consumer sees the newest activity, not a backlog.
-    public func updates() -> AsyncStream<DeviceActivity> {
+    public func updates() -> CastEventStream<DeviceActivity> {
         broadcaster.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 

@@ -10,7 +10,7 @@ extension CastSession {
 
     /// A new stream of the group's membership events: the whole status, and members added, updated (their
     /// volume) and removed.
-    public func multizoneUpdates() -> AsyncStream<MultizoneEvent> { multizoneBroadcaster.makeStream() }
+    public func multizoneUpdates() -> CastEventStream<MultizoneEvent> { multizoneBroadcaster.makeStream() }
 
     /// Asks the group for its members now (GET_STATUS on the multizone namespace).
     ///

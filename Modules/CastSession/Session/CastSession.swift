@@ -122,7 +122,7 @@ public final class CastSession: Sendable {
     /// Where the session is in its life.
     public var connectionState: ConnectionState { state.withLock { $0.connectionState } }
     /// A new stream of connection-state changes.
-    public func connectionStateUpdates() -> AsyncStream<ConnectionState> { stateBroadcaster.makeStream() }
+    public func connectionStateUpdates() -> CastEventStream<ConnectionState> { stateBroadcaster.makeStream() }
     /// Whether the device proved it is a genuine Cast device on the current connection (see
     /// ``CastOptions/deviceAuth``); each result also comes as ``SessionEvent/didAuthenticateDevice(_:_:)``.
     public var deviceAuthentication: DeviceAuthentication { connection.deviceAuthentication }
@@ -431,7 +431,7 @@ public final class CastSession: Sendable {
     public var deviceStatus: DeviceStatus? { state.withLock { $0.deviceStatus } }
 
     /// A new stream of receiver status updates (volume, mute, standby, input, running app).
-    public func deviceStatusUpdates() -> AsyncStream<DeviceStatus> { deviceStatusBroadcaster.makeStream() }
+    public func deviceStatusUpdates() -> CastEventStream<DeviceStatus> { deviceStatusBroadcaster.makeStream() }
 
     /// Sets the device volume, 0…1.
     public func setDeviceVolume(_ level: Double) async throws {

@@ -68,10 +68,10 @@ public final class SessionManager: Sendable {
     }
 
     /// A new, independent stream of session events.
-    public func events() -> AsyncStream<SessionEvent> { eventBroadcaster.makeStream() }
+    public func events() -> CastEventStream<SessionEvent> { eventBroadcaster.makeStream() }
 
     /// A new stream of cast-state changes.
-    public func castStateUpdates() -> AsyncStream<CastState> { castStateBroadcaster.makeStream() }
+    public func castStateUpdates() -> CastEventStream<CastState> { castStateBroadcaster.makeStream() }
 
     /// Registers a listener object (held weakly) that gets every event as a method call.
     public func addListener(_ listener: any SessionManagerListener) {
@@ -344,7 +344,7 @@ public final class SessionManager: Sendable {
     /// LAUNCH, accepting either the reply or (a real-device quirk) a requestId-0 RECEIVER_STATUS showing the app.
     private func launch(
         on connection: CastConnection,
-        watching watcher: AsyncStream<CastMessage>,
+        watching watcher: CastEventStream<CastMessage>,
         previous: ApplicationMetadata?
     ) async throws -> (ApplicationMetadata, DeviceStatus) {
         let appID = options.receiverApplicationID

@@ -540,7 +540,7 @@ public final class CastConnection: Sendable {
 
     /// A new, independent stream of every inbound message addressed to us or to `*` (replies included; heartbeat
     /// traffic excluded). It ends when the connection is closed for good.
-    public func messages() -> AsyncStream<CastMessage> { inbound.makeStream() }
+    public func messages() -> CastEventStream<CastMessage> { inbound.makeStream() }
 
     /// Calls `handler` with every message ``messages()`` delivers, synchronously on the connection's event loop as
     /// the message is read: no task wakes up per message. It must be quick and must not block. Answers the id
@@ -553,7 +553,7 @@ public final class CastConnection: Sendable {
     package func removeMessageHandler(_ id: Int) { inbound.removeHandler(id) }
 
     /// A new, independent stream of connection events. It ends when the connection is closed for good.
-    public func events() -> AsyncStream<CastConnectionEvent> { lifecycle.makeStream() }
+    public func events() -> CastEventStream<CastConnectionEvent> { lifecycle.makeStream() }
 
     /// Calls `handler` with every event ``events()`` delivers, synchronously on the thread that reports it (the
     /// event loop, or the task that connects): no task waits for events. It must be quick and must not block.

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Fans one source of events out to any number of independent `AsyncStream` subscribers.
+/// Fans one source of events out to any number of independent ``CastEventStream`` subscribers.
 ///
 /// Each call to ``makeStream(bufferingPolicy:)`` gets its own stream; ending iteration unsubscribes. Elements are
 /// yielded outside the lock so a consumer's work never runs while the broadcaster is locked. A handler
@@ -18,7 +18,7 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
     @usableFromInline
     struct State: Sendable {
         @usableFromInline var nextID = 0
-        @usableFromInline var continuations: [(id: Int, continuation: AsyncStream<Element>.Continuation)] = []
+        @usableFromInline var subscribers: [(id: Int, buffer: CastEventStream<Element>.Buffer)] = []
         @usableFromInline var handlers: [(id: Int, handler: @Sendable (Element) -> Void)] = []
         @usableFromInline var isFinished = false
 
@@ -42,23 +42,26 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
     /// A new subscription.
     @inlinable
     public func makeStream(
-        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded
-    ) -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
+        bufferingPolicy: CastEventStream<Element>.BufferingPolicy = .unbounded
+    ) -> CastEventStream<Element> {
+        let buffer = CastEventStream<Element>.Buffer(bufferingPolicy)
         let id: Int? = storage.state.withLock { state in
             guard !state.isFinished else { return nil }
             defer { state.nextID += 1 }
-            state.continuations.append((state.nextID, continuation))
+            state.subscribers.append((state.nextID, buffer))
             return state.nextID
         }
-        guard let id else {
-            continuation.finish()
-            return stream
+        if let id {
+            // The subscription ends with its consumer (or the broadcaster's finish), so this strong capture holds the
+            // storage no longer than the subscriber; a weak one would give the storage a side table.
+            let storage = self.storage
+            buffer.state.withLock { state in
+                state.onTermination = { storage.state.withLock { $0.subscribers.removeAll { $0.id == id } } }
+            }
+        } else {
+            buffer.finish()
         }
-        continuation.onTermination = { [weak storage] _ in
-            storage?.state.withLock { $0.continuations.removeAll { $0.id == id } }
-        }
-        return stream
+        return CastEventStream(CastEventStream.Subscription(buffer))
     }
 
     /// Calls `handler` with every element from now on, synchronously in ``yield(_:)`` on the yielding thread: it
@@ -81,26 +84,26 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
     /// Delivers `element` to every current subscriber and handler; with none, `element` is not even made.
     @inlinable
     public func yield(_ element: @autoclosure () -> Element) {
-        let (continuations, handlers) = storage.state.withLock { ($0.continuations, $0.handlers) }
-        guard !continuations.isEmpty || !handlers.isEmpty else { return }
+        let (subscribers, handlers) = storage.state.withLock { ($0.subscribers, $0.handlers) }
+        guard !subscribers.isEmpty || !handlers.isEmpty else { return }
         let element = element()
         for entry in handlers { entry.handler(element) }
-        for entry in continuations { entry.continuation.yield(element) }
+        for entry in subscribers { entry.buffer.yield(element) }
     }
 
     /// Ends every subscription; later subscribers get a finished stream.
     @inlinable
     public func finish() {
-        let continuations = storage.state.withLock { state in
+        let subscribers = storage.state.withLock { state in
             state.isFinished = true
             state.handlers = []
-            defer { state.continuations = [] }
-            return state.continuations
+            defer { state.subscribers = [] }
+            return state.subscribers
         }
-        for entry in continuations { entry.continuation.finish() }
+        for entry in subscribers { entry.buffer.finish() }
     }
 
     /// The number of live subscriptions.
     @inlinable
-    public var subscriberCount: Int { storage.state.withLock { $0.continuations.count } }
+    public var subscriberCount: Int { storage.state.withLock { $0.subscribers.count } }
 }
