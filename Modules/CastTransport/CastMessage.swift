@@ -16,25 +16,78 @@ public struct CastMessage: Sendable, Hashable {
     }
 
     /// The sending endpoint, for example `sender-0`, `receiver-0` or an app's transport id.
-    public var sourceID: String
+    public var sourceID: String {
+        get { storage.sourceID }
+        set { uniqueStorage().sourceID = newValue }
+    }
     /// The receiving endpoint, or `*` for a broadcast.
-    public var destinationID: String
+    public var destinationID: String {
+        get { storage.destinationID }
+        set { uniqueStorage().destinationID = newValue }
+    }
     /// The namespace that multiplexes this message, `urn:x-cast:…`.
-    public var namespace: String
+    public var namespace: String {
+        get { storage.namespace }
+        set { uniqueStorage().namespace = newValue }
+    }
     /// The payload.
     public var payload: Payload {
-        didSet { parsedJSON = nil }
+        get { storage.payload }
+        set {
+            let storage = uniqueStorage()
+            storage.payload = newValue
+            storage.parsedJSON = nil
+        }
     }
-    /// The payload already parsed (by the connection, which reads every reply's `requestId`), so that the
-    /// message's consumers do not parse it again.
-    private var parsedJSON: JSONValue?
+
+    /// The fields behind one reference, copied on write: a message is one word, so SwiftNIO carries it between
+    /// handlers without boxing it and a copy is a retain (the fields inline were 90-odd bytes, boxed at every
+    /// handler).
+    private final class Storage: @unchecked Sendable {
+        // @unchecked: a storage is written only while uniquely referenced (`uniqueStorage()`), never once shared.
+        var sourceID: String
+        var destinationID: String
+        var namespace: String
+        var payload: Payload
+        /// The payload already parsed (by the connection, which reads every reply's `requestId`), so that the
+        /// message's consumers do not parse it again.
+        var parsedJSON: JSONValue?
+
+        init(sourceID: String, destinationID: String, namespace: String, payload: Payload, parsedJSON: JSONValue?) {
+            self.sourceID = sourceID
+            self.destinationID = destinationID
+            self.namespace = namespace
+            self.payload = payload
+            self.parsedJSON = parsedJSON
+        }
+
+        func copy() -> Storage {
+            Storage(
+                sourceID: sourceID,
+                destinationID: destinationID,
+                namespace: namespace,
+                payload: payload,
+                parsedJSON: parsedJSON
+            )
+        }
+    }
+
+    private var storage: Storage
+
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
 
     /// Creates a message.
     public init(sourceID: String, destinationID: String, namespace: String, payload: Payload) {
-        self.sourceID = sourceID
-        self.destinationID = destinationID
-        self.namespace = namespace
-        self.payload = payload
+        storage = Storage(
+            sourceID: sourceID,
+            destinationID: destinationID,
+            namespace: namespace,
+            payload: payload,
+            parsedJSON: nil
+        )
     }
 
     /// Creates a message with a JSON payload.
@@ -55,7 +108,7 @@ public struct CastMessage: Sendable, Hashable {
         guard case .string(let text) = payload else {
             throw CastTransportError(.invalidPayload, "a binary payload on \(namespace) is not JSON")
         }
-        return try parsedJSON ?? JSONValue(parsing: text)
+        return try storage.parsedJSON ?? JSONValue(parsing: text)
     }
 
     /// This message with its JSON payload parsed once for every later ``json()``; `nil` when the payload is not
@@ -63,7 +116,7 @@ public struct CastMessage: Sendable, Hashable {
     package func parsingJSON() -> (message: CastMessage, json: JSONValue)? {
         guard let json = try? json() else { return nil }
         var message = self
-        message.parsedJSON = json
+        message.uniqueStorage().parsedJSON = json
         return (message, json)
     }
 
@@ -116,17 +169,14 @@ extension CastMessage {
             guard let bytes = fields.payloadBinary else {
                 throw CastTransportError(.payloadMismatch, "a BINARY message on \(namespace) has no binary payload")
             }
-            payload = .binary(bytes)
+            self.init(sourceID: sourceID, destinationID: destinationID, namespace: namespace, payload: .binary(bytes))
         } else if let text = fields.payloadUTF8 {
-            payload = .string(text)
+            self.init(sourceID: sourceID, destinationID: destinationID, namespace: namespace, payload: .string(text))
         } else if let bytes = fields.payloadBinary, let text = String(validating: bytes, as: UTF8.self) {
-            payload = .string(text)
+            self.init(sourceID: sourceID, destinationID: destinationID, namespace: namespace, payload: .string(text))
         } else {
             throw CastTransportError(.payloadMismatch, "a STRING message on \(namespace) has no text payload")
         }
-        self.sourceID = sourceID
-        self.destinationID = destinationID
-        self.namespace = namespace
     }
 
     /// The generated SwiftProtobuf form (protocol version CASTV2_1_0): what ``CastMessageWire`` writes byte for

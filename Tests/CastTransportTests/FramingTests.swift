@@ -44,6 +44,34 @@ struct FramingTests {
         #expect(text.parsingJSON() == nil)
     }
 
+    @Test func aMessageIsOneWordAndCopiesStayIndependent() throws {
+        // One word each, so SwiftNIO carries them between handlers inline instead of boxing them at every handler.
+        #expect(MemoryLayout<CastMessage>.size == MemoryLayout<Int>.size)
+        #expect(MemoryLayout<RouterCommand>.size == MemoryLayout<Int>.size)
+
+        let original = CastMessage(
+            sourceID: "sender-0",
+            destinationID: "receiver-0",
+            namespace: CastNamespace.receiver,
+            payload: .string(#"{"requestId":1}"#)
+        )
+        var parsed = try #require(original.parsingJSON()).message
+        var copy = parsed
+        copy.sourceID = "sender-1"
+        copy.destinationID = "*"
+        copy.namespace = CastNamespace.media
+        copy.payload = .string(#"{"requestId":2}"#)
+        #expect(parsed == original, "writing a copy leaves the message it was copied from as it was")
+        #expect(try parsed.json()["requestId"]?.intValue == 1)
+        #expect(try copy.json()["requestId"]?.intValue == 2)
+        #expect(
+            copy.description == #"sender-1 → * [\#(CastNamespace.media)] {"requestId":2}"#
+        )
+        parsed.sourceID = "sender-2"
+        #expect(original.sourceID == "sender-0")
+        #expect(try parsed.json()["requestId"]?.intValue == 1, "a parse stays valid while the payload does")
+    }
+
     @Test func binaryPayloadRoundTrips() throws {
         let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let message = CastMessage(

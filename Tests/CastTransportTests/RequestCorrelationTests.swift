@@ -66,11 +66,7 @@ struct RouterCorrelationTests {
         let message = request(requestID)
         try channel.writeOutbound(
             RouterCommand.request(
-                message,
-                requestID: requestID,
-                timeout: timeout,
-                promise: promise,
-                arrived: ArrivedReply()
+                RouterRequest(message: message, requestID: requestID, timeout: timeout, promise: promise)
             )
         )
         #expect(try channel.readOutbound(as: CastMessage.self) == message, sourceLocation: sourceLocation)
@@ -318,11 +314,7 @@ struct RouterCorrelationTests {
         let write = FutureProbe(
             channel.writeAndFlush(
                 RouterCommand.request(
-                    request(1),
-                    requestID: 1,
-                    timeout: .seconds(5),
-                    promise: promise,
-                    arrived: ArrivedReply()
+                    RouterRequest(message: request(1), requestID: 1, timeout: .seconds(5), promise: promise)
                 )
             )
         )

@@ -13,21 +13,19 @@ import Foundation
 /// A request on the wire, waiting for its reply.
 public struct PendingReply: Sendable {
     /// The request's `requestId`.
-    public let requestID: Int
-    fileprivate let promise: EventLoopPromise<CastMessage>
-    /// Filled by the router as the reply is read, before the promise completes, so it is visible before any task
-    /// resumes.
-    private let arrived: ArrivedReply
+    public var requestID: Int { request.requestID }
+    private var promise: EventLoopPromise<CastMessage> { request.promise }
+    /// Its reply is filled in by the router as it is read, before the promise completes, so it is visible before any
+    /// task resumes.
+    private let request: RouterRequest
 
-    fileprivate init(requestID: Int, promise: EventLoopPromise<CastMessage>, arrived: ArrivedReply) {
-        self.requestID = requestID
-        self.promise = promise
-        self.arrived = arrived
+    fileprivate init(_ request: RouterRequest) {
+        self.request = request
     }
 
     /// The reply if it has already arrived, without waiting. Replies on one connection are read in order, so
     /// once a later request's reply was received, an earlier request's reply — if the peer sent one — is here.
-    public var arrivedReply: CastMessage? { arrived.message.withLock { $0 } }
+    public var arrivedReply: CastMessage? { request.arrived.withLock { $0 } }
 
     /// The reply, completed on the connection's event loop as it is read (or failed by the timeout or the
     /// connection's end): for a layer that finishes its own request there instead of in a task.
@@ -45,11 +43,6 @@ public struct PendingReply: Sendable {
             promise.fail(CancellationError())
         }
     }
-}
-
-/// The box a ``PendingReply`` keeps its arrived reply in.
-final class ArrivedReply: Sendable {
-    let message = Mutex<CastMessage?>(nil)
 }
 
 /// What happens to a connection, as seen by the layers above it.
@@ -676,13 +669,11 @@ public final class CastConnection: Sendable {
             json: .object(object)
         )
         let promise = channel.eventLoop.makePromise(of: CastMessage.self)
-        let arrived = ArrivedReply()
-        let command = RouterCommand.request(
-            message,
+        let request = RouterRequest(
+            message: message,
             requestID: requestID,
             timeout: TimeAmount(timeout ?? configuration.requestTimeout),
-            promise: promise,
-            arrived: arrived
+            promise: promise
         )
         // Written now on the loop of an open channel, the request reaches the router, which ends it from then on
         // (a failed write, a timeout, the channel's end). A write that may never reach it (queued, or the channel
@@ -697,8 +688,8 @@ public final class CastConnection: Sendable {
                 )
             }
         }
-        write(command, on: channel, promise: written)
-        return PendingReply(requestID: requestID, promise: promise, arrived: arrived)
+        write(.request(request), on: channel, promise: written)
+        return PendingReply(request)
     }
 
     /// Queues `message` and returns without waiting for its write, as GCK's `sendTextMessage` does, unless the

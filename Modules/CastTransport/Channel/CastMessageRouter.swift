@@ -1,20 +1,33 @@
 import CastLogging
 import Logging
 import NIOCore
+import Synchronization
 
-/// What the connection asks the router to put on the wire.
+/// What the connection asks the router to put on the wire. One word (SwiftNIO carries it between handlers without
+/// boxing it).
 enum RouterCommand {
     /// A message that expects no reply.
     case send(CastMessage)
-    /// A request whose reply carries `requestID`; `promise` gets the reply, a timeout or the connection's end,
-    /// and `arrived` the reply first.
-    case request(
-        CastMessage,
-        requestID: Int,
-        timeout: TimeAmount,
-        promise: EventLoopPromise<CastMessage>,
-        arrived: ArrivedReply
-    )
+    /// A request, kept in the router's table until its reply, its deadline or the connection's end.
+    case request(RouterRequest)
+}
+
+/// A request with everything its reply needs: its promise gets the reply, a timeout or the connection's end, and
+/// `arrived` the reply first (before any task resumes). One object from the connection's `startRequest` to the
+/// router's table and the caller's ``PendingReply``.
+final class RouterRequest: Sendable {
+    let message: CastMessage
+    let requestID: Int
+    let timeout: TimeAmount
+    let promise: EventLoopPromise<CastMessage>
+    let arrived = Mutex<CastMessage?>(nil)
+
+    init(message: CastMessage, requestID: Int, timeout: TimeAmount, promise: EventLoopPromise<CastMessage>) {
+        self.message = message
+        self.requestID = requestID
+        self.timeout = timeout
+        self.promise = promise
+    }
 }
 
 /// The top of every Cast pipeline: correlates replies with requests by `requestId`, hands every accepted
@@ -33,10 +46,8 @@ final class CastMessageRouter: ChannelDuplexHandler {
     typealias OutboundOut = CastMessage
 
     private struct Outstanding {
-        var promise: EventLoopPromise<CastMessage>
-        var arrived: ArrivedReply
+        var request: RouterRequest
         var deadline: NIODeadline
-        var namespace: String
     }
 
     private let acceptedDestinations: Set<String>?
@@ -75,8 +86,8 @@ final class CastMessageRouter: ChannelDuplexHandler {
             requestID = parsed.json["requestId"]?.intValue
         }
         if let requestID, requestID != 0, let entry = removeOutstanding(requestID) {
-            entry.arrived.message.withLock { $0 = message }
-            entry.promise.succeed(message)
+            entry.request.arrived.withLock { $0 = message }
+            entry.request.promise.succeed(message)
         } else if let accepted = acceptedDestinations, message.destinationID != CastEndpoint.broadcast,
             !accepted.contains(message.destinationID)
         {
@@ -93,30 +104,26 @@ final class CastMessageRouter: ChannelDuplexHandler {
         switch unwrapOutboundIn(data) {
         case .send(let message):
             context.write(wrapOutboundOut(message), promise: promise)
-        case .request(let message, let requestID, let timeout, let replyPromise, let arrived):
+        case .request(let request):
             guard !isClosed else {
                 let error = closedError()
-                replyPromise.fail(error)
+                request.promise.fail(error)
                 promise?.fail(error)
                 return
             }
-            let deadline = context.eventLoop.now + timeout
-            outstanding[requestID] = Outstanding(
-                promise: replyPromise,
-                arrived: arrived,
-                deadline: deadline,
-                namespace: message.namespace
-            )
+            let requestID = request.requestID
+            let deadline = context.eventLoop.now + request.timeout
+            outstanding[requestID] = Outstanding(request: request, deadline: deadline)
             armSweep(at: deadline, on: context.eventLoop)
             let writePromise = context.eventLoop.makePromise(of: Void.self)
             // Strong captures here and in the sweep: a write promise always completes and the sweep is cancelled
             // when the channel closes, and a weak capture would make every retain of the router a slow one.
             writePromise.futureResult.assumeIsolated().whenFailure { error in
                 guard let entry = self.removeOutstanding(requestID) else { return }
-                entry.promise.fail(error)
+                entry.request.promise.fail(error)
             }
             writePromise.futureResult.cascade(to: promise)
-            context.write(wrapOutboundOut(message), promise: writePromise)
+            context.write(wrapOutboundOut(request.message), promise: writePromise)
         }
     }
 
@@ -152,8 +159,11 @@ final class CastMessageRouter: ChannelDuplexHandler {
         let overdue = outstanding.filter { $0.value.deadline <= now }
         for (requestID, entry) in overdue.sorted(by: { $0.key < $1.key }) {
             removeOutstanding(requestID)
-            entry.promise.fail(
-                CastTransportError(.requestTimedOut, "no reply to request \(requestID) on \(entry.namespace)")
+            entry.request.promise.fail(
+                CastTransportError(
+                    .requestTimedOut,
+                    "no reply to request \(requestID) on \(entry.request.message.namespace)"
+                )
             )
         }
         if let earliest = outstanding.values.lazy.map(\.deadline).min() { armSweep(at: earliest, on: eventLoop) }
@@ -174,7 +184,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
         let error = closedError()
         let entries = outstanding
         outstanding = [:]
-        for (_, entry) in entries { entry.promise.fail(error) }
+        for (_, entry) in entries { entry.request.promise.fail(error) }
         closed(failure)
         context.fireChannelInactive()
     }
@@ -183,7 +193,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
         cancelSweep()
         let entries = outstanding
         outstanding = [:]
-        for (_, entry) in entries { entry.promise.fail(closedError()) }
+        for (_, entry) in entries { entry.request.promise.fail(closedError()) }
     }
 
     private func closedError() -> CastTransportError {
