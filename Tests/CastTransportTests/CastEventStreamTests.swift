@@ -5,7 +5,7 @@ import Testing
 @Suite("CastEventStream: one subscriber's buffered events")
 struct CastEventStreamTests {
     @Test("elements come in order, buffered or awaited, and the source's finish ends the stream after them")
-    func elementsInOrderThenFinish() async {
+    func elementsInOrderThenFinish() async throws {
         let broadcaster = EventBroadcaster<Int>()
         let stream = broadcaster.makeStream()
         broadcaster.yield(1)
@@ -19,7 +19,7 @@ struct CastEventStreamTests {
             var iterator = stream.makeAsyncIterator()
             return await iterator.next()
         }()
-        while !stream.hasWaitingConsumer { await Task.yield() }
+        try await waitForConsumer(of: stream)
         broadcaster.yield(3)
         #expect(await third == 3)
 
@@ -47,14 +47,14 @@ struct CastEventStreamTests {
     }
 
     @Test("cancelling the waiting task ends its iteration with nil and unsubscribes")
-    func cancellationEndsTheSubscription() async {
+    func cancellationEndsTheSubscription() async throws {
         let broadcaster = EventBroadcaster<Int>()
         let stream = broadcaster.makeStream()
         let reader = Task {
             var iterator = stream.makeAsyncIterator()
             return await iterator.next()
         }
-        while !stream.hasWaitingConsumer { await Task.yield() }
+        try await waitForConsumer(of: stream)
         reader.cancel()
         #expect(await reader.value == nil)
         #expect(broadcaster.subscriberCount == 0)
@@ -77,6 +77,26 @@ struct CastEventStreamTests {
         #expect(broadcaster.subscriberCount == 0)
     }
 
+    @Test("a cancelled consumer behind its source reads the backlog, then nil, and takes nothing new")
+    func cancelledConsumerBehindItsSourceEnds() async {
+        let broadcaster = EventBroadcaster<Int>()
+        let stream = broadcaster.makeStream()
+        for value in 1...3 { broadcaster.yield(value) }
+        let seen = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            var iterator = stream.makeAsyncIterator()
+            var seen: [Int] = []
+            // The source keeps up: every read finds an element, so the consumer never waits.
+            while seen.count < 100, let value = await iterator.next() {
+                seen.append(value)
+                broadcaster.yield(value + 10)
+            }
+            return seen
+        }.value
+        #expect(seen == [1, 2, 3])
+        #expect(broadcaster.subscriberCount == 0)
+    }
+
     @Test("the subscription ends when the last copy of the stream and its iterators is gone")
     func droppingTheStreamUnsubscribes() async {
         let broadcaster = EventBroadcaster<Int>()
@@ -92,5 +112,12 @@ struct CastEventStreamTests {
         #expect(await iterator?.next() == 7)
         iterator = nil
         #expect(broadcaster.subscriberCount == 0)
+    }
+
+    /// Waits (bounded) until a task waits for `stream`'s next element.
+    private func waitForConsumer(of stream: CastEventStream<Int>) async throws {
+        try await withDeadline(.seconds(30), "a consumer waiting on the stream") {
+            while !stream.hasWaitingConsumer { await Task.yield() }
+        }
     }
 }

@@ -67,8 +67,11 @@ struct FramingTests {
         #expect(
             copy.description == #"sender-1 → * [\#(CastNamespace.media)] {"requestId":2}"#
         )
-        parsed.sourceID = "sender-2"
-        #expect(original.sourceID == "sender-0")
+        var alias = original
+        alias.sourceID = "sender-2"
+        #expect(original.sourceID == "sender-0", "a plain copy shares storage until it is written")
+        #expect(alias.sourceID == "sender-2")
+        parsed.destinationID = "sender-3"
         #expect(try parsed.json()["requestId"]?.intValue == 1, "a parse stays valid while the payload does")
     }
 

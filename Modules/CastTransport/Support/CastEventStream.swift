@@ -51,7 +51,8 @@ public struct CastEventStream<Element: Sendable>: AsyncSequence, Sendable {
         struct State: Sendable {
             @usableFromInline var elements = CircularBuffer<Element>(initialCapacity: 4)
             @usableFromInline var waiter: UnsafeContinuation<Element?, Never>?
-            /// The source will yield nothing more; what is buffered is still read.
+            /// Nothing more is buffered (the source finished, or the consumer's task was cancelled); what is buffered
+            /// is still read.
             @usableFromInline var isFinished = false
             /// The consumer is gone or was cancelled: nothing more is buffered or read.
             @usableFromInline var isTerminated = false
@@ -75,18 +76,18 @@ public struct CastEventStream<Element: Sendable>: AsyncSequence, Sendable {
         @inlinable
         @discardableResult
         func yield(_ element: Element) -> Bool {
-            let waiter: UnsafeContinuation<Element?, Never>? = state.withLock { state in
-                guard !state.isTerminated, !state.isFinished else { return nil }
-                if let waiter = state.waiter.take() { return waiter }
+            let (accepted, waiter): (Bool, UnsafeContinuation<Element?, Never>?) = state.withLock { state in
+                guard !state.isTerminated, !state.isFinished else { return (false, nil) }
+                if let waiter = state.waiter.take() { return (true, waiter) }
                 if let limit {
-                    guard limit > 0 else { return nil }
+                    guard limit > 0 else { return (true, nil) }
                     if state.elements.count == limit { state.elements.removeFirst() }
                 }
                 state.elements.append(element)
-                return nil
+                return (true, nil)
             }
             waiter?.resume(returning: element)
-            return true
+            return accepted
         }
 
         /// Ends the sequence after what is buffered.
@@ -99,26 +100,38 @@ public struct CastEventStream<Element: Sendable>: AsyncSequence, Sendable {
             waiter?.resume(returning: nil)
         }
 
-        /// Ends the subscription from the consumer's side: drops what is buffered, wakes a waiting `next()` with
-        /// `nil`, and tells the source once.
+        /// Ends the subscription because the consumer's task was cancelled, as `AsyncStream` does: nothing more is
+        /// buffered, the source is told (once), and iteration ends after what is already buffered.
+        @inlinable
+        func cancel() {
+            let (waiter, onTermination) = state.withLock { state in
+                state.isFinished = true
+                defer { state.onTermination = nil }
+                return (state.elements.isEmpty ? state.waiter.take() : nil, state.onTermination)
+            }
+            onTermination?()
+            waiter?.resume(returning: nil)
+        }
+
+        /// Ends the subscription because its consumer is gone: drops what is buffered, wakes a waiting `next()` with
+        /// `nil`, and tells the source (once).
         @inlinable
         func terminate() {
             let (waiter, onTermination) = state.withLock { state in
-                guard !state.isTerminated else {
-                    return (UnsafeContinuation<Element?, Never>?.none, (@Sendable () -> Void)?.none)
-                }
                 state.isTerminated = true
                 state.elements.removeAll()
                 defer { state.onTermination = nil }
                 return (state.waiter.take(), state.onTermination)
             }
-            waiter?.resume(returning: nil)
             onTermination?()
+            waiter?.resume(returning: nil)
         }
 
         /// The next element, waiting for it; `nil` once finished or terminated.
         @inlinable
         func next(isolation actor: isolated (any Actor)?) async -> Element? {
+            // A cancelled consumer that never waits (it is behind a fast source) must still end.
+            if Task.isCancelled { cancel() }
             // Fast path: an element already here needs no continuation.
             let ready: Element?? = state.withLock { state in
                 if let element = state.elements.popFirst() { return element }
@@ -139,7 +152,7 @@ public struct CastEventStream<Element: Sendable>: AsyncSequence, Sendable {
                         if let ready { continuation.resume(returning: ready) }
                     }
                 },
-                onCancel: { self.terminate() },
+                onCancel: { self.cancel() },
                 isolation: actor
             )
         }

@@ -52,8 +52,10 @@ public struct EventBroadcaster<Element: Sendable>: Sendable {
             return state.nextID
         }
         if let id {
-            // The subscription ends with its consumer (or the broadcaster's finish), so this strong capture holds the
-            // storage no longer than the subscriber; a weak one would give the storage a side table.
+            // Strong: a weak capture would give the storage a side table. The subscription holds the storage (with its
+            // other subscribers and handlers) as long as its consumer keeps the stream, even past the owner's end
+            // when the owner never finishes the broadcaster; no handler may capture an owner that finishes it in its
+            // deinit.
             let storage = self.storage
             buffer.state.withLock { state in
                 state.onTermination = { storage.state.withLock { $0.subscribers.removeAll { $0.id == id } } }
