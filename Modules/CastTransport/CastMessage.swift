@@ -165,18 +165,20 @@ extension CastMessage {
                 "chunked messages (protocol version \(fields.protocolVersion ?? 0)) are not supported"
             )
         }
+        let payload: Payload
         if fields.payloadType == 1 {
             guard let bytes = fields.payloadBinary else {
                 throw CastTransportError(.payloadMismatch, "a BINARY message on \(namespace) has no binary payload")
             }
-            self.init(sourceID: sourceID, destinationID: destinationID, namespace: namespace, payload: .binary(bytes))
+            payload = .binary(bytes)
         } else if let text = fields.payloadUTF8 {
-            self.init(sourceID: sourceID, destinationID: destinationID, namespace: namespace, payload: .string(text))
+            payload = .string(text)
         } else if let bytes = fields.payloadBinary, let text = String(validating: bytes, as: UTF8.self) {
-            self.init(sourceID: sourceID, destinationID: destinationID, namespace: namespace, payload: .string(text))
+            payload = .string(text)
         } else {
             throw CastTransportError(.payloadMismatch, "a STRING message on \(namespace) has no text payload")
         }
+        self.init(sourceID: sourceID, destinationID: destinationID, namespace: namespace, payload: payload)
     }
 
     /// The generated SwiftProtobuf form (protocol version CASTV2_1_0): what ``CastMessageWire`` writes byte for

@@ -40,7 +40,7 @@ public struct CastEventStream<Element: Sendable>: AsyncSequence, Sendable {
         }
 
         deinit {
-            buffer.terminate()
+            buffer.end(droppingBuffered: true)
         }
     }
 
@@ -51,14 +51,20 @@ public struct CastEventStream<Element: Sendable>: AsyncSequence, Sendable {
         struct State: Sendable {
             @usableFromInline var elements = CircularBuffer<Element>(initialCapacity: 4)
             @usableFromInline var waiter: UnsafeContinuation<Element?, Never>?
-            /// Nothing more is buffered (the source finished, or the consumer's task was cancelled); what is buffered
-            /// is still read.
+            /// Nothing more is buffered (the source finished, or the consumer ended the subscription); what is
+            /// buffered is still read.
             @usableFromInline var isFinished = false
-            /// The consumer is gone or was cancelled: nothing more is buffered or read.
-            @usableFromInline var isTerminated = false
             @usableFromInline var onTermination: (@Sendable () -> Void)?
 
             @inlinable init() {}
+
+            /// A buffered element, `.some(nil)` once finished with nothing buffered, `nil` when the consumer must
+            /// wait.
+            @inlinable
+            mutating func takeReady() -> Element?? {
+                if let element = elements.popFirst() { return element }
+                return isFinished ? .some(nil) : nil
+            }
         }
 
         @usableFromInline let state = Mutex(State())
@@ -77,7 +83,7 @@ public struct CastEventStream<Element: Sendable>: AsyncSequence, Sendable {
         @discardableResult
         func yield(_ element: Element) -> Bool {
             let (accepted, waiter): (Bool, UnsafeContinuation<Element?, Never>?) = state.withLock { state in
-                guard !state.isTerminated, !state.isFinished else { return (false, nil) }
+                guard !state.isFinished else { return (false, nil) }
                 if let waiter = state.waiter.take() { return (true, waiter) }
                 if let limit {
                     guard limit > 0 else { return (true, nil) }
@@ -100,12 +106,14 @@ public struct CastEventStream<Element: Sendable>: AsyncSequence, Sendable {
             waiter?.resume(returning: nil)
         }
 
-        /// Ends the subscription because the consumer's task was cancelled, as `AsyncStream` does: nothing more is
-        /// buffered, the source is told (once), and iteration ends after what is already buffered.
+        /// Ends the subscription from the consumer's side, telling the source once: when its task is cancelled,
+        /// iteration ends after what is already buffered, as `AsyncStream`'s does; when the consumer is gone
+        /// (`droppingBuffered`), what is buffered is dropped.
         @inlinable
-        func cancel() {
+        func end(droppingBuffered: Bool) {
             let (waiter, onTermination) = state.withLock { state in
                 state.isFinished = true
+                if droppingBuffered { state.elements.removeAll() }
                 defer { state.onTermination = nil }
                 return (state.elements.isEmpty ? state.waiter.take() : nil, state.onTermination)
             }
@@ -113,38 +121,19 @@ public struct CastEventStream<Element: Sendable>: AsyncSequence, Sendable {
             waiter?.resume(returning: nil)
         }
 
-        /// Ends the subscription because its consumer is gone: drops what is buffered, wakes a waiting `next()` with
-        /// `nil`, and tells the source (once).
-        @inlinable
-        func terminate() {
-            let (waiter, onTermination) = state.withLock { state in
-                state.isTerminated = true
-                state.elements.removeAll()
-                defer { state.onTermination = nil }
-                return (state.waiter.take(), state.onTermination)
-            }
-            onTermination?()
-            waiter?.resume(returning: nil)
-        }
-
-        /// The next element, waiting for it; `nil` once finished or terminated.
+        /// The next element, waiting for it; `nil` once finished and read.
         @inlinable
         func next(isolation actor: isolated (any Actor)?) async -> Element? {
             // A cancelled consumer that never waits (it is behind a fast source) must still end.
-            if Task.isCancelled { cancel() }
+            if Task.isCancelled { end(droppingBuffered: false) }
             // Fast path: an element already here needs no continuation.
-            let ready: Element?? = state.withLock { state in
-                if let element = state.elements.popFirst() { return element }
-                return state.isFinished || state.isTerminated ? .some(nil) : nil
-            }
-            if let ready { return ready }
+            if let ready = state.withLock({ $0.takeReady() }) { return ready }
             return await withTaskCancellationHandler(
                 operation: {
                     await withUnsafeContinuation(isolation: actor) {
                         (continuation: UnsafeContinuation<Element?, Never>) in
                         let ready: Element?? = state.withLock { state in
-                            if let element = state.elements.popFirst() { return element }
-                            if state.isFinished || state.isTerminated { return .some(nil) }
+                            if let ready = state.takeReady() { return ready }
                             precondition(state.waiter == nil, "a CastEventStream is iterated by one task at a time")
                             state.waiter = continuation
                             return nil
@@ -152,7 +141,7 @@ public struct CastEventStream<Element: Sendable>: AsyncSequence, Sendable {
                         if let ready { continuation.resume(returning: ready) }
                     }
                 },
-                onCancel: { self.cancel() },
+                onCancel: { self.end(droppingBuffered: false) },
                 isolation: actor
             )
         }
