@@ -483,6 +483,28 @@ import Testing
         #expect(try JSONDecoder().decode(MediaStatus.self, from: Data(Self.fullStatusText.utf8)) == status)
     }
 
+    @Test func aStatusIsOneWordAndCopiesStayIndependent() throws {
+        #expect(MemoryLayout<MediaStatus>.size == MemoryLayout<Int>.size)
+        #expect(MemoryLayout<MediaStatus?>.size == MemoryLayout<Int>.size)
+        let original = try MediaStatus(json: JSONValue(parsing: Self.fullStatusText))
+        var copy = original
+        #expect(copy == original)
+        copy.playerState = .paused
+        copy.items?.removeLast()
+        copy.media?.metadata = nil
+        #expect(original.playerState == .playing)
+        #expect(original.items?.count == 2)
+        #expect(original.media?.metadata?.title == "Three")
+        #expect(copy.playerState == .paused && copy.items?.count == 1 && copy.media?.metadata == nil)
+        #expect(copy != original)
+        copy.playerState = .playing
+        copy.items = original.items
+        copy.media = original.media
+        #expect(copy == original)
+        #expect(copy.hashValue == original.hashValue)
+        #expect(Set([copy, original]).count == 1)
+    }
+
     @Test(arguments: [
         ("CANCELLED", IdleReason.cancelled), ("INTERRUPTED", .interrupted), ("FINISHED", .finished), ("ERROR", .error),
     ])

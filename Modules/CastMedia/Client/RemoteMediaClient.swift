@@ -25,13 +25,8 @@ public enum RemoteMediaClientEvent: Sendable {
 /// there is none fail locally, without a round trip.
 public final class RemoteMediaClient: Sendable {
     private struct State {
-        /// Behind a reference: a status is several hundred bytes inline, which every client would carry even with
-        /// no media, as most of thousands of idle sessions have none.
-        private var statusBox: StatusBox?
-        var status: MediaStatus? {
-            get { statusBox?.status }
-            set { statusBox = newValue.map(StatusBox.init) }
-        }
+        /// One word (``MediaStatus`` is copy-on-write), so the thousands of idle sessions with no media pay nothing.
+        var status: MediaStatus?
         /// The newest reply whose status was applied, and the newest reply ``receive(_:)`` has seen (with
         /// ``MediaChannel/deliversRepliesInOrder``): together they put statuses in arrival order.
         var appliedReplyID = 0
@@ -39,11 +34,6 @@ public final class RemoteMediaClient: Sendable {
         var statusTime: Double = 0
         var nextRequestID = 1
         var inFlight: [String: MediaRequest] = [:]
-    }
-
-    private final class StatusBox: Sendable {
-        let status: MediaStatus
-        init(_ status: MediaStatus) { self.status = status }
     }
 
     private let channel: any MediaChannel

@@ -62,11 +62,26 @@ extension JSONValue {
     func ints(_ key: String) -> [Int]? { self[key]?.arrayValue?.compactMap(\.intValue) }
     func strings(_ key: String) -> [String]? { self[key]?.arrayValue?.compactMap(\.stringValue) }
     func value(_ key: String) -> JSONValue? { self[key]?.present }
-    func decode<T: JSONConvertible>(_ key: String, as type: T.Type = T.self) -> T? {
-        guard let value = self[key]?.present else { return nil }
+    func decode<T: JSONConvertible>(_ key: String, as type: T.Type = T.self) -> T? { self[key]?.decoded() }
+    func decodeArray<T: JSONConvertible>(_ key: String, of type: T.Type = T.self) -> [T]? {
+        self[key]?.decodedArray()
+    }
+
+    /// This value decoded as `T`, or `nil` when it is null or not a `T`.
+    func decoded<T: JSONConvertible>(as type: T.Type = T.self) -> T? {
+        guard let value = present else { return nil }
         return try? T(json: value)
     }
-    func decodeArray<T: JSONConvertible>(_ key: String, of type: T.Type = T.self) -> [T]? {
-        self[key]?.arrayValue?.compactMap { try? T(json: $0) }
+
+    /// The elements of this array that decode as `T`, or `nil` when it is not an array.
+    func decodedArray<T: JSONConvertible>(of type: T.Type = T.self) -> [T]? {
+        arrayValue?.compactMap { try? T(json: $0) }
     }
+
+    /// The members of an object (in no particular order); none for any other value.
+    ///
+    /// The decoders of the values every status carries read their keys this way: a key that is present costs one
+    /// comparison per key it is checked against, while looking up each key a value may have hashes it, present or
+    /// not (about twice the time for a status, four times for its media).
+    var members: [String: JSONValue] { objectValue ?? [:] }
 }

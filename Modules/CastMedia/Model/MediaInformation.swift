@@ -58,22 +58,30 @@ public struct MediaInformation: JSONConvertible, Hashable {
 
     /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
-        guard let id = json.string("contentId") ?? json.string("contentUrl") else {
+        self.init(contentID: "", contentType: "")
+        var id: String?
+        for (key, value) in json.members {
+            switch key {
+            case "contentId": id = value.stringValue
+            case "contentUrl": contentURL = value.stringValue
+            case "streamType": streamType = value.stringValue.flatMap(StreamType.init(rawValue:)) ?? .buffered
+            case "contentType": contentType = value.stringValue ?? ""
+            case "metadata": metadata = value.decoded()
+            case "duration": duration = value.doubleValue.flatMap { $0 >= 0 ? $0 : nil }
+            case "tracks": tracks = value.decodedArray()
+            case "textTrackStyle": textTrackStyle = value.decoded()
+            case "breaks": adBreaks = value.decodedArray()
+            case "breakClips": adBreakClips = value.decodedArray()
+            case "hlsSegmentFormat": hlsSegmentFormat = value.stringValue
+            case "customData": customData = value.present
+            case "entity": entity = value.stringValue
+            default: break
+            }
+        }
+        guard let id = id ?? contentURL else {
             throw CastMediaError(.invalidResponse, "media information without contentId")
         }
         contentID = id
-        contentURL = json.string("contentUrl")
-        streamType = json.string("streamType").flatMap(StreamType.init(rawValue:)) ?? .buffered
-        contentType = json.string("contentType") ?? ""
-        metadata = json.decode("metadata")
-        duration = json.double("duration").flatMap { $0 >= 0 ? $0 : nil }
-        tracks = json.decodeArray("tracks")
-        textTrackStyle = json.decode("textTrackStyle")
-        adBreaks = json.decodeArray("breaks")
-        adBreakClips = json.decodeArray("breakClips")
-        hlsSegmentFormat = json.string("hlsSegmentFormat")
-        customData = json.value("customData")
-        entity = json.string("entity")
     }
 
     /// The value as the media namespace's wire JSON.

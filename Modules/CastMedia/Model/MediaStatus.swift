@@ -95,17 +95,76 @@ public struct VideoInfo: JSONConvertible, Hashable {
 }
 
 /// One media session's status (GCKMediaStatus), as MEDIA_STATUS reports it.
+///
+/// A value of one word: its fields are shared between copies until one of them changes (copy-on-write). A status
+/// is several hundred bytes, and each reply hands it from the client to its request, its events and every
+/// subscriber.
 public struct MediaStatus: JSONConvertible, Hashable {
+    private struct Fields: Hashable, Sendable {
+        var mediaSessionID: Int
+        var media: MediaInformation? = nil
+        var playerState: PlayerState = .idle
+        var idleReason: IdleReason? = nil
+        var extendedPlayerState: PlayerState? = nil
+        var currentTime: Double = 0
+        var playbackRate: Double = 1
+        var supportedMediaCommands: MediaCommands = MediaCommands(rawValue: 0)
+        var volumeLevel: Double? = nil
+        var isMuted: Bool? = nil
+        var activeTrackIDs: [Int] = []
+        var currentItemID: Int? = nil
+        var loadingItemID: Int? = nil
+        var preloadedItemID: Int? = nil
+        var items: [QueueItem]? = nil
+        var repeatMode: RepeatMode? = nil
+        var queueData: QueueData? = nil
+        var adBreakStatus: AdBreakStatus? = nil
+        var videoInfo: VideoInfo? = nil
+        var liveSeekableRange: ClosedRange<Double>? = nil
+        var customData: JSONValue? = nil
+    }
+
+    // @unchecked: `fields` changes only through `MediaStatus.fields`, on storage that no other value shares.
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var storage: Storage
+
+    private var fields: Fields {
+        get { storage.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+            yield &storage.fields
+        }
+    }
+
     /// The media session, new with every LOAD; commands must carry it.
-    public var mediaSessionID: Int
+    public var mediaSessionID: Int {
+        get { fields.mediaSessionID }
+        set { fields.mediaSessionID = newValue }
+    }
     /// The media; receivers may omit it after the first status, so the client carries the last one forward.
-    public var media: MediaInformation?
+    public var media: MediaInformation? {
+        get { fields.media }
+        set { fields.media = newValue }
+    }
     /// Playing, paused, buffering or idle.
-    public var playerState: PlayerState
+    public var playerState: PlayerState {
+        get { fields.playerState }
+        set { fields.playerState = newValue }
+    }
     /// Why the player is idle (only when ``playerState`` is idle).
-    public var idleReason: IdleReason?
+    public var idleReason: IdleReason? {
+        get { fields.idleReason }
+        set { fields.idleReason = newValue }
+    }
     /// `LOADING` while a load is in progress (``playerState`` stays idle then).
-    public var extendedPlayerState: PlayerState?
+    public var extendedPlayerState: PlayerState? {
+        get { fields.extendedPlayerState }
+        set { fields.extendedPlayerState = newValue }
+    }
     /// The state to show people: ``PlayerState/loading`` while a load is in progress, else ``playerState``.
     public var shownPlayerState: PlayerState { extendedPlayerState ?? playerState }
 
@@ -115,70 +174,138 @@ public struct MediaStatus: JSONConvertible, Hashable {
         playerState == .idle && extendedPlayerState == nil && idleReason != nil && idleReason != .interrupted
     }
     /// Position in seconds when the status was made.
-    public var currentTime: Double
+    public var currentTime: Double {
+        get { fields.currentTime }
+        set { fields.currentTime = newValue }
+    }
     /// The playback rate; 1 is normal speed.
-    public var playbackRate: Double
+    public var playbackRate: Double {
+        get { fields.playbackRate }
+        set { fields.playbackRate = newValue }
+    }
     /// What the receiver accepts now; the client refuses other commands locally.
-    public var supportedMediaCommands: MediaCommands
+    public var supportedMediaCommands: MediaCommands {
+        get { fields.supportedMediaCommands }
+        set { fields.supportedMediaCommands = newValue }
+    }
     /// Stream volume level, 0…1.
-    public var volumeLevel: Double?
+    public var volumeLevel: Double? {
+        get { fields.volumeLevel }
+        set { fields.volumeLevel = newValue }
+    }
     /// Whether the stream is muted.
-    public var isMuted: Bool?
+    public var isMuted: Bool? {
+        get { fields.isMuted }
+        set { fields.isMuted = newValue }
+    }
     /// The tracks shown or heard now (``MediaTrack/id``).
-    public var activeTrackIDs: [Int]
+    public var activeTrackIDs: [Int] {
+        get { fields.activeTrackIDs }
+        set { fields.activeTrackIDs = newValue }
+    }
     /// The queue item that plays.
-    public var currentItemID: Int?
+    public var currentItemID: Int? {
+        get { fields.currentItemID }
+        set { fields.currentItemID = newValue }
+    }
     /// The queue item being loaded.
-    public var loadingItemID: Int?
+    public var loadingItemID: Int? {
+        get { fields.loadingItemID }
+        set { fields.loadingItemID = newValue }
+    }
     /// The queue item preloaded next.
-    public var preloadedItemID: Int?
+    public var preloadedItemID: Int? {
+        get { fields.preloadedItemID }
+        set { fields.preloadedItemID = newValue }
+    }
     /// The queue items the receiver included (possibly a window); fetch others through ``MediaQueue``.
-    public var items: [QueueItem]?
+    public var items: [QueueItem]? {
+        get { fields.items }
+        set { fields.items = newValue }
+    }
     /// The queue's repeat mode.
-    public var repeatMode: RepeatMode?
+    public var repeatMode: RepeatMode? {
+        get { fields.repeatMode }
+        set { fields.repeatMode = newValue }
+    }
     /// The queue's description, when it was loaded with one.
-    public var queueData: QueueData?
+    public var queueData: QueueData? {
+        get { fields.queueData }
+        set { fields.queueData = newValue }
+    }
     /// Set while an ad break plays.
-    public var adBreakStatus: AdBreakStatus?
+    public var adBreakStatus: AdBreakStatus? {
+        get { fields.adBreakStatus }
+        set { fields.adBreakStatus = newValue }
+    }
     /// What the video plays at, when the receiver says.
-    public var videoInfo: VideoInfo?
+    public var videoInfo: VideoInfo? {
+        get { fields.videoInfo }
+        set { fields.videoInfo = newValue }
+    }
     /// For live streams with a seekable window: the range in seconds.
-    public var liveSeekableRange: ClosedRange<Double>?
+    public var liveSeekableRange: ClosedRange<Double>? {
+        get { fields.liveSeekableRange }
+        set { fields.liveSeekableRange = newValue }
+    }
     /// App-specific data.
-    public var customData: JSONValue?
+    public var customData: JSONValue? {
+        get { fields.customData }
+        set { fields.customData = newValue }
+    }
+
+    /// Whether two statuses say the same (copies of one status are equal without comparing their fields).
+    public static func == (lhs: MediaStatus, rhs: MediaStatus) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+    }
+
+    /// Hashes what the status says.
+    public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
 
     /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
-        guard let sessionID = json.int("mediaSessionId") else {
+        var fields = Fields(mediaSessionID: 0)
+        var sessionID: Int?
+        var extendedStatus: JSONValue?
+        for (key, value) in json.members {
+            switch key {
+            case "mediaSessionId": sessionID = value.intValue
+            case "media": fields.media = value.decoded()
+            case "playerState": fields.playerState = value.stringValue.flatMap(PlayerState.init(rawValue:)) ?? .idle
+            case "idleReason": fields.idleReason = value.stringValue.flatMap(IdleReason.init(rawValue:))
+            case "extendedStatus": extendedStatus = value
+            case "currentTime": fields.currentTime = value.doubleValue ?? 0
+            case "playbackRate": fields.playbackRate = value.doubleValue ?? 1
+            case "supportedMediaCommands": fields.supportedMediaCommands = MediaCommands(rawValue: value.intValue ?? 0)
+            case "volume":
+                fields.volumeLevel = value.double("level")
+                fields.isMuted = value.bool("muted")
+            case "activeTrackIds": fields.activeTrackIDs = value.arrayValue?.compactMap(\.intValue) ?? []
+            case "currentItemId": fields.currentItemID = value.intValue
+            case "loadingItemId": fields.loadingItemID = value.intValue
+            case "preloadedItemId": fields.preloadedItemID = value.intValue
+            case "items": fields.items = value.decodedArray()
+            case "repeatMode": fields.repeatMode = value.stringValue.flatMap(RepeatMode.init(rawValue:))
+            case "queueData": fields.queueData = value.decoded()
+            case "breakStatus": fields.adBreakStatus = value.decoded()
+            case "videoInfo": fields.videoInfo = value.decoded()
+            case "liveSeekableRange":
+                if let start = value.double("start"), let end = value.double("end"), start <= end {
+                    fields.liveSeekableRange = start...end
+                }
+            case "customData": fields.customData = value.present
+            default: break
+            }
+        }
+        guard let sessionID else {
             throw CastMediaError(.invalidResponse, "a media status without mediaSessionId")
         }
-        mediaSessionID = sessionID
-        media = json.decode("media")
-        playerState = json.string("playerState").flatMap(PlayerState.init(rawValue:)) ?? .idle
-        idleReason = json.string("idleReason").flatMap(IdleReason.init(rawValue:))
-        let extendedStatus = json["extendedStatus"]
-        extendedPlayerState = extendedStatus?.string("playerState").flatMap(PlayerState.init(rawValue:))
-        if media == nil, let extended: MediaInformation = extendedStatus?.decode("media") { media = extended }
-        currentTime = json.double("currentTime") ?? 0
-        playbackRate = json.double("playbackRate") ?? 1
-        supportedMediaCommands = MediaCommands(rawValue: json.int("supportedMediaCommands") ?? 0)
-        let volume = json["volume"]
-        volumeLevel = volume?.double("level")
-        isMuted = volume?.bool("muted")
-        activeTrackIDs = json.ints("activeTrackIds") ?? []
-        currentItemID = json.int("currentItemId")
-        loadingItemID = json.int("loadingItemId")
-        preloadedItemID = json.int("preloadedItemId")
-        items = json.decodeArray("items")
-        repeatMode = json.string("repeatMode").flatMap(RepeatMode.init(rawValue:))
-        queueData = json.decode("queueData")
-        adBreakStatus = json.decode("breakStatus")
-        videoInfo = json.decode("videoInfo")
-        let range = json["liveSeekableRange"]
-        if let start = range?.double("start"), let end = range?.double("end"), start <= end {
-            liveSeekableRange = start...end
+        fields.mediaSessionID = sessionID
+        if let extendedStatus {
+            fields.extendedPlayerState = extendedStatus.string("playerState").flatMap(PlayerState.init(rawValue:))
+            if fields.media == nil { fields.media = extendedStatus.decode("media") }
         }
-        customData = json.value("customData")
+        storage = Storage(fields)
     }
 
     /// The value as the media namespace's wire JSON.

@@ -46,19 +46,23 @@ public struct QueueItem: JSONConvertible, Hashable {
 
     /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
-        guard let media: MediaInformation = json.decode("media") else {
-            throw CastMediaError(.invalidResponse, "a queue item without media")
+        self.init(media: MediaInformation(contentID: "", contentType: ""))
+        var media: MediaInformation?
+        for (key, value) in json.members {
+            switch key {
+            case "media": media = value.decoded()
+            case "itemId": itemID = value.intValue
+            case "autoplay": autoplay = value.boolValue ?? true
+            case "preloadTime": preloadTime = value.doubleValue
+            case "startTime": startTime = value.doubleValue
+            case "playbackDuration": playbackDuration = value.doubleValue
+            case "activeTrackIds": activeTrackIDs = value.arrayValue?.compactMap(\.intValue)
+            case "customData": customData = value.present
+            default: break
+            }
         }
-        self.init(
-            media: media,
-            autoplay: json.bool("autoplay") ?? true,
-            preloadTime: json.double("preloadTime"),
-            startTime: json.double("startTime"),
-            activeTrackIDs: json.ints("activeTrackIds"),
-            customData: json.value("customData")
-        )
-        itemID = json.int("itemId")
-        playbackDuration = json.double("playbackDuration")
+        guard let media else { throw CastMediaError(.invalidResponse, "a queue item without media") }
+        self.media = media
     }
 
     /// The value as the media namespace's wire JSON.
