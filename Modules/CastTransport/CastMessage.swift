@@ -17,76 +17,47 @@ public struct CastMessage: Sendable, Hashable {
 
     /// The sending endpoint, for example `sender-0`, `receiver-0` or an app's transport id.
     public var sourceID: String {
-        get { storage.sourceID }
-        set { uniqueStorage().sourceID = newValue }
+        get { fields.value.sourceID }
+        set { fields.value.sourceID = newValue }
     }
     /// The receiving endpoint, or `*` for a broadcast.
     public var destinationID: String {
-        get { storage.destinationID }
-        set { uniqueStorage().destinationID = newValue }
+        get { fields.value.destinationID }
+        set { fields.value.destinationID = newValue }
     }
     /// The namespace that multiplexes this message, `urn:x-cast:…`.
     public var namespace: String {
-        get { storage.namespace }
-        set { uniqueStorage().namespace = newValue }
+        get { fields.value.namespace }
+        set { fields.value.namespace = newValue }
     }
     /// The payload.
     public var payload: Payload {
-        get { storage.payload }
+        get { fields.value.payload }
         set {
-            let storage = uniqueStorage()
-            storage.payload = newValue
-            storage.parsedJSON = nil
+            fields.value.payload = newValue
+            fields.value.parsedJSON = nil
         }
     }
 
     /// The fields behind one reference, copied on write: a message is one word, so SwiftNIO carries it between
     /// handlers without boxing it and a copy is a retain (the fields inline were 90-odd bytes, boxed at every
     /// handler).
-    private final class Storage: @unchecked Sendable {
-        // @unchecked: a storage is written only while uniquely referenced (`uniqueStorage()`), never once shared.
+    private struct Fields: Sendable {
         var sourceID: String
         var destinationID: String
         var namespace: String
         var payload: Payload
         /// The payload already parsed (by the connection, which reads every reply's `requestId`), so that the
         /// message's consumers do not parse it again.
-        var parsedJSON: JSONValue?
-
-        init(sourceID: String, destinationID: String, namespace: String, payload: Payload, parsedJSON: JSONValue?) {
-            self.sourceID = sourceID
-            self.destinationID = destinationID
-            self.namespace = namespace
-            self.payload = payload
-            self.parsedJSON = parsedJSON
-        }
-
-        func copy() -> Storage {
-            Storage(
-                sourceID: sourceID,
-                destinationID: destinationID,
-                namespace: namespace,
-                payload: payload,
-                parsedJSON: parsedJSON
-            )
-        }
+        var parsedJSON: JSONValue? = nil
     }
 
-    private var storage: Storage
-
-    private mutating func uniqueStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-        return storage
-    }
+    private var fields: CopyOnWrite<Fields>
 
     /// Creates a message.
     public init(sourceID: String, destinationID: String, namespace: String, payload: Payload) {
-        storage = Storage(
-            sourceID: sourceID,
-            destinationID: destinationID,
-            namespace: namespace,
-            payload: payload,
-            parsedJSON: nil
+        fields = CopyOnWrite(
+            Fields(sourceID: sourceID, destinationID: destinationID, namespace: namespace, payload: payload)
         )
     }
 
@@ -108,7 +79,7 @@ public struct CastMessage: Sendable, Hashable {
         guard case .string(let text) = payload else {
             throw CastTransportError(.invalidPayload, "a binary payload on \(namespace) is not JSON")
         }
-        return try storage.parsedJSON ?? JSONValue(parsing: text)
+        return try fields.value.parsedJSON ?? JSONValue(parsing: text)
     }
 
     /// This message with its JSON payload parsed once for every later ``json()``; `nil` when the payload is not
@@ -116,7 +87,7 @@ public struct CastMessage: Sendable, Hashable {
     package func parsingJSON() -> (message: CastMessage, json: JSONValue)? {
         guard let json = try? json() else { return nil }
         var message = self
-        message.uniqueStorage().parsedJSON = json
+        message.fields.value.parsedJSON = json
         return (message, json)
     }
 

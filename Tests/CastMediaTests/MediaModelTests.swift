@@ -483,9 +483,10 @@ import Testing
         #expect(try JSONDecoder().decode(MediaStatus.self, from: Data(Self.fullStatusText.utf8)) == status)
     }
 
-    @Test func aStatusIsOneWordAndCopiesStayIndependent() throws {
+    @Test func aStatusAndItsMediaAreOneWordAndCopiesStayIndependent() throws {
         #expect(MemoryLayout<MediaStatus>.size == MemoryLayout<Int>.size)
         #expect(MemoryLayout<MediaStatus?>.size == MemoryLayout<Int>.size)
+        #expect(MemoryLayout<MediaInformation>.size == MemoryLayout<Int>.size)
         let original = try MediaStatus(json: JSONValue(parsing: Self.fullStatusText))
         var copy = original
         #expect(copy == original)

@@ -197,9 +197,8 @@ public final class RemoteMediaClient: Sendable {
         if previous?.mediaSessionID != current?.mediaSessionID {
             queue.invalidate(mediaSessionID: current?.mediaSessionID)
         }
-        if let current, current.items != nil,
-            previous?.items != current.items || previous?.currentItemID != current.currentItemID
-        {
+        let queueChanged = previous?.items != current?.items || previous?.currentItemID != current?.currentItemID
+        if let current, current.items != nil, queueChanged {
             queue.noteStatus(current)
         }
         statusBroadcaster.yield(current)
@@ -208,7 +207,7 @@ public final class RemoteMediaClient: Sendable {
         {
             eventBroadcaster.yield(.metadataUpdated(current?.media?.metadata))
         }
-        if previous?.items != current?.items || previous?.currentItemID != current?.currentItemID {
+        if queueChanged {
             eventBroadcaster.yield(.queueUpdated)
         }
         if previous?.preloadedItemID != current?.preloadedItemID {

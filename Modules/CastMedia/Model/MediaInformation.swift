@@ -11,32 +11,91 @@ public struct MediaInformation: JSONConvertible, Hashable {
         case none = "NONE"
     }
 
+    /// The fields, shared by copies until one changes: media information is some 300 bytes, in every status,
+    /// queue item and load request.
+    private struct Fields: Hashable, Sendable {
+        var contentID: String
+        var contentURL: String? = nil
+        var streamType: StreamType
+        var contentType: String
+        var metadata: MediaMetadata? = nil
+        var duration: Double? = nil
+        var tracks: [MediaTrack]? = nil
+        var textTrackStyle: TextTrackStyle? = nil
+        var adBreaks: [AdBreakInfo]? = nil
+        var adBreakClips: [AdBreakClipInfo]? = nil
+        var hlsSegmentFormat: String? = nil
+        var customData: JSONValue? = nil
+        var entity: String? = nil
+    }
+
+    private var fields: CopyOnWrite<Fields>
+
     /// The content id; by convention the URL unless ``contentURL`` is given.
-    public var contentID: String
+    public var contentID: String {
+        get { fields.value.contentID }
+        set { fields.value.contentID = newValue }
+    }
     /// The content URL when ``contentID`` is an app-level id.
-    public var contentURL: String?
+    public var contentURL: String? {
+        get { fields.value.contentURL }
+        set { fields.value.contentURL = newValue }
+    }
     /// The stream type.
-    public var streamType: StreamType
+    public var streamType: StreamType {
+        get { fields.value.streamType }
+        set { fields.value.streamType = newValue }
+    }
     /// The MIME type, for example `video/mp4` or `application/x-mpegURL`.
-    public var contentType: String
+    public var contentType: String {
+        get { fields.value.contentType }
+        set { fields.value.contentType = newValue }
+    }
     /// Descriptive metadata.
-    public var metadata: MediaMetadata?
+    public var metadata: MediaMetadata? {
+        get { fields.value.metadata }
+        set { fields.value.metadata = newValue }
+    }
     /// Duration in seconds; `nil` for live streams or when unknown.
-    public var duration: Double?
+    public var duration: Double? {
+        get { fields.value.duration }
+        set { fields.value.duration = newValue }
+    }
     /// Text, audio and video tracks.
-    public var tracks: [MediaTrack]?
+    public var tracks: [MediaTrack]? {
+        get { fields.value.tracks }
+        set { fields.value.tracks = newValue }
+    }
     /// The style for text tracks.
-    public var textTrackStyle: TextTrackStyle?
+    public var textTrackStyle: TextTrackStyle? {
+        get { fields.value.textTrackStyle }
+        set { fields.value.textTrackStyle = newValue }
+    }
     /// Ad breaks.
-    public var adBreaks: [AdBreakInfo]?
+    public var adBreaks: [AdBreakInfo]? {
+        get { fields.value.adBreaks }
+        set { fields.value.adBreaks = newValue }
+    }
     /// Ad clips the breaks refer to.
-    public var adBreakClips: [AdBreakClipInfo]?
+    public var adBreakClips: [AdBreakClipInfo]? {
+        get { fields.value.adBreakClips }
+        set { fields.value.adBreakClips = newValue }
+    }
     /// HLS segment format (`aac ac3 e_ac3 fmp4 mp3 ts ts_aac`).
-    public var hlsSegmentFormat: String?
+    public var hlsSegmentFormat: String? {
+        get { fields.value.hlsSegmentFormat }
+        set { fields.value.hlsSegmentFormat = newValue }
+    }
     /// App-specific data.
-    public var customData: JSONValue?
+    public var customData: JSONValue? {
+        get { fields.value.customData }
+        set { fields.value.customData = newValue }
+    }
     /// An Assistant deep link.
-    public var entity: String?
+    public var entity: String? {
+        get { fields.value.entity }
+        set { fields.value.entity = newValue }
+    }
 
     /// Media to play from a URL, with what a sender shows about it and, when known, its duration in seconds.
     public init(
@@ -46,11 +105,15 @@ public struct MediaInformation: JSONConvertible, Hashable {
         metadata: MediaMetadata? = nil,
         duration: Double? = nil
     ) {
-        self.contentID = contentID
-        self.contentType = contentType
-        self.streamType = streamType
-        self.metadata = metadata
-        self.duration = duration
+        fields = CopyOnWrite(
+            Fields(
+                contentID: contentID,
+                streamType: streamType,
+                contentType: contentType,
+                metadata: metadata,
+                duration: duration
+            )
+        )
     }
 
     /// The URL that actually plays: ``contentURL`` if set, else ``contentID``.

@@ -124,46 +124,32 @@ public struct MediaStatus: JSONConvertible, Hashable {
         var customData: JSONValue? = nil
     }
 
-    // @unchecked: `fields` changes only through `MediaStatus.fields`, on storage that no other value shares.
-    private final class Storage: @unchecked Sendable {
-        var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
-
-    private var storage: Storage
-
-    private var fields: Fields {
-        get { storage.fields }
-        _modify {
-            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-            yield &storage.fields
-        }
-    }
+    private var fields: CopyOnWrite<Fields>
 
     /// The media session, new with every LOAD; commands must carry it.
     public var mediaSessionID: Int {
-        get { fields.mediaSessionID }
-        set { fields.mediaSessionID = newValue }
+        get { fields.value.mediaSessionID }
+        set { fields.value.mediaSessionID = newValue }
     }
     /// The media; receivers may omit it after the first status, so the client carries the last one forward.
     public var media: MediaInformation? {
-        get { fields.media }
-        set { fields.media = newValue }
+        get { fields.value.media }
+        set { fields.value.media = newValue }
     }
     /// Playing, paused, buffering or idle.
     public var playerState: PlayerState {
-        get { fields.playerState }
-        set { fields.playerState = newValue }
+        get { fields.value.playerState }
+        set { fields.value.playerState = newValue }
     }
     /// Why the player is idle (only when ``playerState`` is idle).
     public var idleReason: IdleReason? {
-        get { fields.idleReason }
-        set { fields.idleReason = newValue }
+        get { fields.value.idleReason }
+        set { fields.value.idleReason = newValue }
     }
     /// `LOADING` while a load is in progress (``playerState`` stays idle then).
     public var extendedPlayerState: PlayerState? {
-        get { fields.extendedPlayerState }
-        set { fields.extendedPlayerState = newValue }
+        get { fields.value.extendedPlayerState }
+        set { fields.value.extendedPlayerState = newValue }
     }
     /// The state to show people: ``PlayerState/loading`` while a load is in progress, else ``playerState``.
     public var shownPlayerState: PlayerState { extendedPlayerState ?? playerState }
@@ -175,92 +161,84 @@ public struct MediaStatus: JSONConvertible, Hashable {
     }
     /// Position in seconds when the status was made.
     public var currentTime: Double {
-        get { fields.currentTime }
-        set { fields.currentTime = newValue }
+        get { fields.value.currentTime }
+        set { fields.value.currentTime = newValue }
     }
     /// The playback rate; 1 is normal speed.
     public var playbackRate: Double {
-        get { fields.playbackRate }
-        set { fields.playbackRate = newValue }
+        get { fields.value.playbackRate }
+        set { fields.value.playbackRate = newValue }
     }
     /// What the receiver accepts now; the client refuses other commands locally.
     public var supportedMediaCommands: MediaCommands {
-        get { fields.supportedMediaCommands }
-        set { fields.supportedMediaCommands = newValue }
+        get { fields.value.supportedMediaCommands }
+        set { fields.value.supportedMediaCommands = newValue }
     }
     /// Stream volume level, 0…1.
     public var volumeLevel: Double? {
-        get { fields.volumeLevel }
-        set { fields.volumeLevel = newValue }
+        get { fields.value.volumeLevel }
+        set { fields.value.volumeLevel = newValue }
     }
     /// Whether the stream is muted.
     public var isMuted: Bool? {
-        get { fields.isMuted }
-        set { fields.isMuted = newValue }
+        get { fields.value.isMuted }
+        set { fields.value.isMuted = newValue }
     }
     /// The tracks shown or heard now (``MediaTrack/id``).
     public var activeTrackIDs: [Int] {
-        get { fields.activeTrackIDs }
-        set { fields.activeTrackIDs = newValue }
+        get { fields.value.activeTrackIDs }
+        set { fields.value.activeTrackIDs = newValue }
     }
     /// The queue item that plays.
     public var currentItemID: Int? {
-        get { fields.currentItemID }
-        set { fields.currentItemID = newValue }
+        get { fields.value.currentItemID }
+        set { fields.value.currentItemID = newValue }
     }
     /// The queue item being loaded.
     public var loadingItemID: Int? {
-        get { fields.loadingItemID }
-        set { fields.loadingItemID = newValue }
+        get { fields.value.loadingItemID }
+        set { fields.value.loadingItemID = newValue }
     }
     /// The queue item preloaded next.
     public var preloadedItemID: Int? {
-        get { fields.preloadedItemID }
-        set { fields.preloadedItemID = newValue }
+        get { fields.value.preloadedItemID }
+        set { fields.value.preloadedItemID = newValue }
     }
     /// The queue items the receiver included (possibly a window); fetch others through ``MediaQueue``.
     public var items: [QueueItem]? {
-        get { fields.items }
-        set { fields.items = newValue }
+        get { fields.value.items }
+        set { fields.value.items = newValue }
     }
     /// The queue's repeat mode.
     public var repeatMode: RepeatMode? {
-        get { fields.repeatMode }
-        set { fields.repeatMode = newValue }
+        get { fields.value.repeatMode }
+        set { fields.value.repeatMode = newValue }
     }
     /// The queue's description, when it was loaded with one.
     public var queueData: QueueData? {
-        get { fields.queueData }
-        set { fields.queueData = newValue }
+        get { fields.value.queueData }
+        set { fields.value.queueData = newValue }
     }
     /// Set while an ad break plays.
     public var adBreakStatus: AdBreakStatus? {
-        get { fields.adBreakStatus }
-        set { fields.adBreakStatus = newValue }
+        get { fields.value.adBreakStatus }
+        set { fields.value.adBreakStatus = newValue }
     }
     /// What the video plays at, when the receiver says.
     public var videoInfo: VideoInfo? {
-        get { fields.videoInfo }
-        set { fields.videoInfo = newValue }
+        get { fields.value.videoInfo }
+        set { fields.value.videoInfo = newValue }
     }
     /// For live streams with a seekable window: the range in seconds.
     public var liveSeekableRange: ClosedRange<Double>? {
-        get { fields.liveSeekableRange }
-        set { fields.liveSeekableRange = newValue }
+        get { fields.value.liveSeekableRange }
+        set { fields.value.liveSeekableRange = newValue }
     }
     /// App-specific data.
     public var customData: JSONValue? {
-        get { fields.customData }
-        set { fields.customData = newValue }
+        get { fields.value.customData }
+        set { fields.value.customData = newValue }
     }
-
-    /// Whether two statuses say the same (copies of one status are equal without comparing their fields).
-    public static func == (lhs: MediaStatus, rhs: MediaStatus) -> Bool {
-        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
-    }
-
-    /// Hashes what the status says.
-    public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
 
     /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
@@ -305,7 +283,7 @@ public struct MediaStatus: JSONConvertible, Hashable {
             fields.extendedPlayerState = extendedStatus.string("playerState").flatMap(PlayerState.init(rawValue:))
             if fields.media == nil { fields.media = extendedStatus.decode("media") }
         }
-        storage = Storage(fields)
+        self.fields = CopyOnWrite(fields)
     }
 
     /// The value as the media namespace's wire JSON.

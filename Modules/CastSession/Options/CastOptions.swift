@@ -17,82 +17,82 @@ public struct CastOptions: Sendable {
 
     /// The receiver application sessions launch or join. Defaults to the Default Media Receiver.
     public var receiverApplicationID: String {
-        get { storage.values.receiverApplicationID }
-        set { uniqueStorage().values.receiverApplicationID = newValue }
+        get { values.value.receiverApplicationID }
+        set { values.value.receiverApplicationID = newValue }
     }
     /// How to launch it.
     public var launchOptions: LaunchOptions {
-        get { storage.values.launchOptions }
-        set { uniqueStorage().values.launchOptions = newValue }
+        get { values.value.launchOptions }
+        set { values.value.launchOptions = newValue }
     }
     /// Credentials passed with LAUNCH (Cast Connect); `nil` (the default) sends none.
     public var launchCredentials: CredentialsData? {
-        get { storage.values.launchCredentials }
-        set { uniqueStorage().values.launchCredentials = newValue }
+        get { values.value.launchCredentials }
+        set { values.value.launchCredentials = newValue }
     }
     /// Devices that are not on mDNS, listed alongside discovered ones. Defaults to none.
     public var staticDevices: [CastDevice] {
-        get { storage.values.staticDevices }
-        set { uniqueStorage().values.staticDevices = newValue }
+        get { values.value.staticDevices }
+        set { values.value.staticDevices = newValue }
     }
     /// Limit for TCP connect and, separately, the TLS handshake. Defaults to 10 s.
     public var connectTimeout: Duration {
-        get { storage.values.connectTimeout }
-        set { uniqueStorage().values.connectTimeout = newValue }
+        get { values.value.connectTimeout }
+        set { values.value.connectTimeout = newValue }
     }
     /// Default limit for a request's reply. Defaults to 10 s.
     public var requestTimeout: Duration {
-        get { storage.values.requestTimeout }
-        set { uniqueStorage().values.requestTimeout = newValue }
+        get { values.value.requestTimeout }
+        set { values.value.requestTimeout = newValue }
     }
     /// Limit for LAUNCH, which can take long on real devices. Defaults to 30 s.
     public var launchTimeout: Duration {
-        get { storage.values.launchTimeout }
-        set { uniqueStorage().values.launchTimeout = newValue }
+        get { values.value.launchTimeout }
+        set { values.value.launchTimeout = newValue }
     }
     /// Keep-alive: ping after 5 s of silence, connection dead after 15 s.
     public var heartbeat: HeartbeatConfiguration {
-        get { storage.values.heartbeat }
-        set { uniqueStorage().values.heartbeat = newValue }
+        get { values.value.heartbeat }
+        set { values.value.heartbeat = newValue }
     }
     /// Whether devices must prove they are genuine Cast devices (`tp.deviceauth`) on every connect. Defaults to
     /// `DeviceAuthPolicy.warn` without trust anchors, which sends no challenge until anchors are set.
     public var deviceAuth: DeviceAuthOptions {
-        get { storage.values.deviceAuth }
-        set { uniqueStorage().values.deviceAuth = newValue }
+        get { values.value.deviceAuth }
+        set { values.value.deviceAuth = newValue }
     }
     /// How a suspended session reconnects: 1 s doubling to 30 s with jitter, unlimited attempts.
     public var reconnectPolicy: ReconnectPolicy {
-        get { storage.values.reconnectPolicy }
-        set { uniqueStorage().values.reconnectPolicy = newValue }
+        get { values.value.reconnectPolicy }
+        set { values.value.reconnectPolicy = newValue }
     }
     /// Store the session so a later process can resume it. Defaults to `true`.
     public var resumesSavedSessions: Bool {
-        get { storage.values.resumesSavedSessions }
-        set { uniqueStorage().values.resumesSavedSessions = newValue }
+        get { values.value.resumesSavedSessions }
+        set { values.value.resumesSavedSessions = newValue }
     }
     /// Stop the receiver app when ending the session, instead of leaving it running. Defaults to `false`.
     public var stopsReceiverApplicationWhenEndingSession: Bool {
-        get { storage.values.stopsReceiverApplicationWhenEndingSession }
-        set { uniqueStorage().values.stopsReceiverApplicationWhenEndingSession = newValue }
+        get { values.value.stopsReceiverApplicationWhenEndingSession }
+        set { values.value.stopsReceiverApplicationWhenEndingSession = newValue }
     }
     /// While suspended, requests wait for the session to resume (up to their timeout) instead of failing at
     /// once with ``CastSessionError/Code/suspended``. Defaults to `false`.
     public var requestsWaitWhileSuspended: Bool {
-        get { storage.values.requestsWaitWhileSuspended }
-        set { uniqueStorage().values.requestsWaitWhileSuspended = newValue }
+        get { values.value.requestsWaitWhileSuspended }
+        set { values.value.requestsWaitWhileSuspended = newValue }
     }
     /// Device-volume step for volume keys (the physical-volume-buttons option); `nil` uses the receiver's
     /// `stepInterval`. Defaults to `nil`.
     public var volumeStep: Double? {
-        get { storage.values.volumeStep }
-        set { uniqueStorage().values.volumeStep = newValue }
+        get { values.value.volumeStep }
+        set { values.value.volumeStep = newValue }
     }
     /// Where session state is stored; `nil` (the default) means `$XDG_STATE_HOME/cast`, else
     /// `~/.local/state/cast`.
     public var stateDirectory: String? {
-        get { storage.values.stateDirectory }
-        set { uniqueStorage().values.stateDirectory = newValue }
+        get { values.value.stateDirectory }
+        set { values.value.stateDirectory = newValue }
     }
 
     /// The XDG state folder of `application`: `$XDG_STATE_HOME/<application>`, else
@@ -107,14 +107,14 @@ public struct CastOptions: Sendable {
 
     /// Options for `receiverApplicationID` (the Default Media Receiver by default).
     public init(receiverApplicationID: String = CastOptions.defaultMediaReceiverApplicationID) {
-        storage = Storage(Values(receiverApplicationID: receiverApplicationID))
+        values = CopyOnWrite(Values(receiverApplicationID: receiverApplicationID))
     }
 
     // MARK: - Storage
 
     /// The values, shared by copies until one changes (copy on write): a context, its session manager, each
     /// session and its media channel hold the options, and inline they are over 400 bytes each.
-    private var storage: Storage
+    private var values: CopyOnWrite<Values>
 
     private struct Values: Sendable {
         var receiverApplicationID: String
@@ -132,17 +132,6 @@ public struct CastOptions: Sendable {
         var requestsWaitWhileSuspended: Bool = false
         var volumeStep: Double?
         var stateDirectory: String?
-    }
-
-    private final class Storage: @unchecked Sendable {
-        // @unchecked: `values` changes only through `uniqueStorage()`, when no other copy shares this storage.
-        var values: Values
-        init(_ values: Values) { self.values = values }
-    }
-
-    private mutating func uniqueStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
-        return storage
     }
 }
 
