@@ -82,6 +82,6 @@ extension JSONValue {
     ///
     /// The decoders of the values every status carries read their keys this way: a key that is present costs one
     /// comparison per key it is checked against, while looking up each key a value may have hashes it, present or
-    /// not (about twice the time for a status, four times for its media).
+    /// not (for a typical status, its 20 keys looked up took 1.7 times as long as its 12 present ones read).
     var members: [String: JSONValue] { objectValue ?? [:] }
 }
