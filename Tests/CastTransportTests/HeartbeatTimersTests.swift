@@ -17,10 +17,9 @@ struct HeartbeatTimersTests {
         let loop = EmbeddedEventLoop()
         let fired = Fired()
         let deadline = loop.now + .seconds(5)
-        let entries = (0..<1000).map { index in
-            HeartbeatTimers.schedule(on: loop, at: deadline) { fired.record(index) }
-        }
-        for index in stride(from: 0, to: 1000, by: 2) { HeartbeatTimers.cancel(entries[index]) }
+        let timers = (0..<1000).map { index in HeartbeatTimers.Timer { fired.record(index) } }
+        for timer in timers { HeartbeatTimers.schedule(timer, on: loop, at: deadline) }
+        for index in stride(from: 0, to: 1000, by: 2) { HeartbeatTimers.cancel(timers[index]) }
         loop.advanceTime(by: .milliseconds(4999))
         #expect(fired.counts.isEmpty)
         loop.advanceTime(by: .milliseconds(1))
@@ -28,20 +27,44 @@ struct HeartbeatTimersTests {
         #expect(fired.counts.keys.allSatisfy { $0 % 2 == 1 })
         #expect(fired.counts.values.allSatisfy { $0 == 1 })
         // Cancelling after the fire is harmless, and nothing fires again.
-        HeartbeatTimers.cancel(entries[1])
+        HeartbeatTimers.cancel(timers[1])
+        #expect(!timers[1].isScheduled)
         loop.advanceTime(by: .seconds(60))
         #expect(fired.counts.values.allSatisfy { $0 == 1 })
+    }
+
+    @Test func aTimerScheduledAgainMovesToItsNewSlotAndFiresOnce() {
+        let loop = EmbeddedEventLoop()
+        let fired = Fired()
+        let timer = HeartbeatTimers.Timer { fired.record(0) }
+        HeartbeatTimers.schedule(timer, on: loop, at: loop.now + .seconds(1))
+        HeartbeatTimers.schedule(timer, on: loop, at: loop.now + .seconds(2))
+        loop.advanceTime(by: .seconds(1))
+        #expect(fired.counts.isEmpty)
+        #expect(timer.isScheduled)
+        loop.advanceTime(by: .seconds(1))
+        #expect(fired.counts == [0: 1])
+        #expect(!timer.isScheduled)
+        // A slot emptied by cancels and made again for the same deadline fires its new timer once.
+        let deadline = loop.now + .seconds(1)
+        HeartbeatTimers.schedule(timer, on: loop, at: deadline)
+        HeartbeatTimers.cancel(timer)
+        HeartbeatTimers.schedule(timer, on: loop, at: deadline)
+        loop.advanceTime(by: .seconds(1))
+        #expect(fired.counts == [0: 2])
     }
 
     @Test func aTimerScheduledWhileItsSlotFiresWaitsForItsOwnDeadline() {
         let loop = EmbeddedEventLoop()
         let fired = Fired()
         let first = loop.now + .seconds(1)
-        _ = HeartbeatTimers.schedule(on: loop, at: first) {
+        let second = HeartbeatTimers.Timer { fired.record(1) }
+        let timer = HeartbeatTimers.Timer {
             fired.record(0)
             // What a heartbeat does when it fires: the next one, later.
-            _ = HeartbeatTimers.schedule(on: loop, at: first + .seconds(1)) { fired.record(1) }
+            HeartbeatTimers.schedule(second, on: loop, at: first + .seconds(1))
         }
+        HeartbeatTimers.schedule(timer, on: loop, at: first)
         loop.advanceTime(by: .seconds(1))
         #expect(fired.counts == [0: 1])
         loop.advanceTime(by: .seconds(1))
@@ -52,16 +75,17 @@ struct HeartbeatTimersTests {
         let loop = EmbeddedEventLoop()
         let fired = Fired()
         let deadline = loop.now + .seconds(1)
-        var entries: [HeartbeatTimers.Entry] = []
+        var timers: [HeartbeatTimers.Timer] = []
         // Whichever fires first cancels the other, as a heartbeat that closes a connection would.
         for index in 0..<2 {
-            entries.append(
-                HeartbeatTimers.schedule(on: loop, at: deadline) {
+            timers.append(
+                HeartbeatTimers.Timer {
                     fired.record(index)
-                    HeartbeatTimers.cancel(entries[1 - index])
+                    HeartbeatTimers.cancel(timers[1 - index])
                 }
             )
         }
+        for timer in timers { HeartbeatTimers.schedule(timer, on: loop, at: deadline) }
         loop.advanceTime(by: .seconds(1))
         #expect(fired.counts.count == 1)
         #expect(fired.counts.values.allSatisfy { $0 == 1 })
@@ -74,8 +98,9 @@ struct HeartbeatTimersTests {
         let deadline =
             NIODeadline.uptimeNanoseconds(max(one.now.uptimeNanoseconds, two.now.uptimeNanoseconds))
             + .seconds(3)
-        _ = HeartbeatTimers.schedule(on: one, at: deadline) { fired.record(1) }
-        _ = HeartbeatTimers.schedule(on: two, at: deadline) { fired.record(2) }
+        let timers = [HeartbeatTimers.Timer { fired.record(1) }, HeartbeatTimers.Timer { fired.record(2) }]
+        HeartbeatTimers.schedule(timers[0], on: one, at: deadline)
+        HeartbeatTimers.schedule(timers[1], on: two, at: deadline)
         one.advanceTime(to: deadline)
         #expect(fired.counts == [1: 1])
         two.advanceTime(to: deadline)
