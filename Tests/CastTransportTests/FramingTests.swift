@@ -200,6 +200,48 @@ struct FramingTests {
         }
     }
 
+    /// Reads come in the thread's plaintext buffer, as TLS delivers them, which the next read reuses: the
+    /// unfinished frame's bytes are kept in a buffer of their own, and a read refilling the reused buffer does not
+    /// change them.
+    @Test func anUnfinishedFrameKeepsItsBytesWhenTheReadBufferIsReused() throws {
+        let messages = (1...3).map(sample)
+        let stream = try messages.flatMap { try $0.encodedFrame() }
+        let channel = EmbeddedChannel(handler: CastFrameHandler())
+        func read(_ bytes: ArraySlice<UInt8>) throws {
+            var buffer = ScratchBuffers.take(.plaintext, capacity: 16 * 1024, allocator: channel.allocator)
+            buffer.writeBytes(bytes)
+            try channel.writeInbound(buffer)
+            ScratchBuffers.giveBack(buffer, for: .plaintext)
+        }
+        let cut = stream.count / 2
+        try read(stream[..<cut])
+        // The same storage, overwritten by the next read (garbage first, to show the held bytes are a copy).
+        var reused = ScratchBuffers.take(.plaintext, capacity: 16 * 1024, allocator: channel.allocator)
+        reused.writeBytes([UInt8](repeating: 0xEE, count: cut))
+        ScratchBuffers.giveBack(reused, for: .plaintext)
+        try read(stream[cut...])
+        var decoded: [CastMessage] = []
+        while let message = try channel.readInbound(as: CastMessage.self) { decoded.append(message) }
+        #expect(decoded == messages)
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test func aScratchBufferIsReusedWhenFreeAndCopiedWhenHeld() {
+        let allocator = ByteBufferAllocator()
+        var first = ScratchBuffers.take(.ciphertext, capacity: 512, allocator: allocator)
+        first.writeString("held")
+        ScratchBuffers.giveBack(first, for: .ciphertext)
+        // `first` is still held: the next user gets an empty buffer, and `first` keeps its bytes.
+        var second = ScratchBuffers.take(.ciphertext, capacity: 512, allocator: allocator)
+        #expect(second.readableBytes == 0)
+        second.writeString("next")
+        #expect(first.readString(length: 4) == "held")
+        // Taken out, none is left for a user in between; a buffer over the use's limit is not kept.
+        #expect(ScratchBuffers.take(.ciphertext, capacity: 8, allocator: allocator).capacity == 8)
+        ScratchBuffers.giveBack(allocator.buffer(capacity: 64 * 1024), for: .ciphertext)
+        #expect(ScratchBuffers.take(.ciphertext, capacity: 8, allocator: allocator).capacity == 8)
+    }
+
     /// The handler writes every frame into one reused buffer (its thread's); frames still held below (as TLS holds
     /// writes during its handshake) keep their own bytes.
     @Test func framesHeldBelowKeepTheirBytesWhileTheBufferIsReused() throws {

@@ -8,7 +8,7 @@ import NIOPosix
 /// unspecialized (generic metadata looked up at run time on every message), and the encoder's handler allocates a
 /// buffer per message. Here a read's complete frames are decoded straight from its buffer, only an unfinished
 /// frame's bytes are kept for the next read, and frames are written into one buffer per thread, which all of the
-/// thread's connections reuse (TLS seals a write before the next one comes).
+/// thread's connections reuse (TLS seals a write before the next one comes; ``ScratchBuffers``).
 ///
 /// Errors are the decoder's: a malformed frame is reported once (`errorCaught`; the router then closes) and
 /// nothing after it is read; a connection that ends inside a frame reports
@@ -27,6 +27,7 @@ final class CastFrameHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !hasFailed else { return }
         var buffer = unwrapInboundIn(data)
+        let isOwn = unfinished != nil
         if var held = unfinished.take() {
             held.writeBuffer(&buffer)
             buffer = held
@@ -41,8 +42,16 @@ final class CastFrameHandler: ChannelDuplexHandler {
             return
         }
         if buffer.readableBytes > 0 {
-            buffer.discardReadBytes()
-            unfinished = buffer
+            if isOwn {
+                buffer.discardReadBytes()
+                unfinished = buffer
+            } else {
+                // Only the unfinished frame's bytes, in a buffer of their own: the read's buffer is the TLS layer's,
+                // reused for the thread's next read.
+                var rest = context.channel.allocator.buffer(capacity: buffer.readableBytes)
+                rest.writeBuffer(&buffer)
+                unfinished = rest
+            }
         }
     }
 
@@ -55,36 +64,21 @@ final class CastFrameHandler: ChannelDuplexHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let scratch = FrameScratch.current
-        var buffer = scratch.buffer.take() ?? context.channel.allocator.buffer(capacity: FrameScratch.capacity)
-        buffer.clear()
+        var buffer = ScratchBuffers.take(
+            .frame,
+            capacity: ScratchBuffers.Use.frame.keptCapacity,
+            allocator: context.channel.allocator
+        )
         do {
             // Refuses a message over the limit before writing anything.
             try CastMessageEncoder().encode(data: unwrapOutboundIn(data), out: &buffer)
         } catch {
-            scratch.buffer = buffer
+            ScratchBuffers.giveBack(buffer, for: .frame)
             promise?.fail(error)
             return
         }
         context.write(wrapOutboundOut(buffer), promise: promise)
-        // Kept for the thread's next frame (if TLS still holds it, as during the handshake, `clear` copies); not
-        // after a larger one.
-        if buffer.capacity <= FrameScratch.capacity { scratch.buffer = buffer }
+        // For the thread's next frame (if TLS still holds it, as during the handshake, the next one copies).
+        ScratchBuffers.giveBack(buffer, for: .frame)
     }
-}
-
-/// The buffer the frames of one thread's connections are written into. Each connection kept one of its own
-/// before, 0.5 KiB for each of thousands of idle sessions; taken out while a frame is written, so a write that
-/// writes another finds none and makes its own.
-// @unchecked: each is reached from its own thread only (thread-specific storage).
-private final class FrameScratch: @unchecked Sendable {
-    var buffer: ByteBuffer?
-
-    /// The largest buffer kept: room for a heartbeat and the usual media command (a LOAD with metadata or a
-    /// queue is larger and gets a buffer of its own size).
-    static let capacity = 512
-
-    private static let perThread = ThreadSpecificVariable<FrameScratch>()
-
-    static var current: FrameScratch { perThread.current(orMake: FrameScratch.init) }
 }

@@ -69,7 +69,9 @@ final class ByteBufferBIO {
     }
 
     private func write(_ source: UnsafeRawBufferPointer) {
-        if outbound == nil { outbound = allocator.buffer(capacity: max(source.count, 512)) }
+        if outbound == nil {
+            outbound = ScratchBuffers.take(.ciphertext, capacity: max(source.count, 512), allocator: allocator)
+        }
         outbound!.writeBytes(source)
     }
 

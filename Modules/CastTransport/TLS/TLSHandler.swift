@@ -191,16 +191,21 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func readPlaintext(context: ChannelHandlerContext) {
         var plaintext: ByteBuffer?
         // Records fill one buffer; it goes up the pipeline when full and when OpenSSL has no more.
+        // The thread's scratch buffer (``ScratchBuffers``): a handler above that keeps bytes copies them.
         func deliver() {
-            if let buffer = plaintext.take(), buffer.readableBytes > 0 {
-                context.fireChannelRead(wrapInboundOut(buffer))
-            }
+            guard let buffer = plaintext.take() else { return }
+            if buffer.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(buffer)) }
+            ScratchBuffers.giveBack(buffer, for: .plaintext)
         }
         while state == .active, let ssl {
             if plaintext?.writableBytes ?? 0 == 0 {
                 deliver()
                 guard state == .active else { return }
-                plaintext = context.channel.allocator.buffer(capacity: Self.recordSize)
+                plaintext = ScratchBuffers.take(
+                    .plaintext,
+                    capacity: Self.recordSize,
+                    allocator: context.channel.allocator
+                )
             }
             var count: Int32 = 0
             OpenSSLErrorQueue.discardStale()
@@ -341,6 +346,8 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         context.write(wrapOutboundOut(out), promise: promise)
+        // For the thread's next seal; if the socket has not taken it by then, that one copies.
+        ScratchBuffers.giveBack(out, for: .ciphertext)
     }
 
     /// Adds `promise` to the promise of the sealed ciphertext waiting for the flush.
