@@ -191,27 +191,35 @@ func concurrentBenchmark(host: String, port: Int, count: Int, idleSeconds: Int) 
     var contexts: [CastContext] = []
     contexts.reserveCapacity(count)
     let retries = ManagedCounter()
-    // In batches, so a thousand TLS handshakes do not all wait behind each other past the connect timeout; a
-    // session that fails to start is started again (counted) once more.
-    for batch in stride(from: 0, to: count, by: 500) {
-        let started = try await withThrowingTaskGroup(of: CastContext.self) { group in
-            for index in batch..<min(count, batch + 500) {
-                group.addTask {
-                    do {
-                        return try await startSession(host: host, port: port + index).0
-                    } catch {
-                        retries.add()
-                        let note = "bench: starting the session on port \(port + index) again after: \(error)\n"
-                        FileHandle.standardError.write(Data(note.utf8))
-                        return try await startSession(host: host, port: port + index).0
-                    }
-                }
-            }
-            var started: [CastContext] = []
-            for try await context in group { started.append(context) }
-            return started
+    // At most `window` starts in flight, a new one as each ends: a thousand handshakes at once would wait behind each
+    // other past the connect timeout, and their transient buffers (freed, but kept by malloc) would count in the
+    // RSS per session. A session that fails to start is started again (counted) once more.
+    let window = 64
+    func started(_ index: Int) async throws -> CastContext {
+        do {
+            return try await startSession(host: host, port: port + index).0
+        } catch {
+            retries.add()
+            let note = "bench: starting the session on port \(port + index) again after: \(error)\n"
+            FileHandle.standardError.write(Data(note.utf8))
+            return try await startSession(host: host, port: port + index).0
         }
-        contexts += started
+    }
+    try await withThrowingTaskGroup(of: CastContext.self) { group in
+        var next = 0
+        while next < min(window, count) {
+            let index = next
+            group.addTask { try await started(index) }
+            next += 1
+        }
+        for try await context in group {
+            contexts.append(context)
+            if next < count {
+                let index = next
+                group.addTask { try await started(index) }
+                next += 1
+            }
+        }
     }
     let startTime = seconds(ContinuousClock.now - start)
     let after = processFigures()
