@@ -46,8 +46,16 @@ public struct QueueItem: JSONConvertible, Hashable {
 
     /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
-        self.init(media: MediaInformation(contentID: "", contentType: ""))
+        // Read into locals and initialized once: no placeholder media (a box of its own) made and thrown away for
+        // every item of every status.
         var media: MediaInformation?
+        var itemID: Int?
+        var autoplay = true
+        var preloadTime: Double?
+        var startTime: Double?
+        var playbackDuration: Double?
+        var activeTrackIDs: [Int]?
+        var customData: JSONValue?
         for (key, value) in json.members {
             switch key {
             case "media": media = value.decoded()
@@ -62,7 +70,16 @@ public struct QueueItem: JSONConvertible, Hashable {
             }
         }
         guard let media else { throw CastMediaError(.invalidResponse, "a queue item without media") }
-        self.media = media
+        self.init(
+            media: media,
+            autoplay: autoplay,
+            preloadTime: preloadTime,
+            startTime: startTime,
+            activeTrackIDs: activeTrackIDs,
+            customData: customData
+        )
+        self.itemID = itemID
+        self.playbackDuration = playbackDuration
     }
 
     /// The value as the media namespace's wire JSON.

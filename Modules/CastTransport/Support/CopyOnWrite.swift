@@ -2,7 +2,6 @@
 ///
 /// For the package's large value types that travel a lot (a media status, its media, the cast options): a copy
 /// of the owner is a retain instead of a copy and retain of every field, and the owner is one word.
-@frozen
 package struct CopyOnWrite<Value: Sendable>: Sendable {
     @usableFromInline
     final class Box: @unchecked Sendable {
