@@ -49,9 +49,13 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     typealias OutboundOut = CastMessage
 
     private let configuration: HeartbeatConfiguration
-    /// ``HeartbeatConfiguration/timerSlack``, at most a tenth of the shorter interval, in nanoseconds (fixed per
-    /// connection, so not worked out on every tick).
+    /// ``HeartbeatConfiguration/timerSlack``, at most a tenth of the shorter interval, in nanoseconds, and where
+    /// in it the timers fire: fixed per connection, so not worked out on every tick.
     private let slack: Int64
+    private let slackPhase: UInt64
+    /// The configuration's intervals as SwiftNIO time (a `Duration` is 128-bit arithmetic on every tick).
+    private let pingInterval: TimeAmount?
+    private let deadAfter: TimeAmount?
     private let localID: String
     private let peerID: String
     private let logger: Logger
@@ -95,6 +99,9 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         )
         let shortest = [configuration.pingInterval, configuration.deadAfter].compactMap { $0 }.min() ?? .zero
         self.slack = max(0, min(configuration.timerSlack, shortest / 10).inNanoseconds)
+        self.slackPhase = UInt64(Double(slack) * min(max(configuration.slackPhase, 0), 1))
+        self.pingInterval = configuration.pingInterval.map(TimeAmount.init)
+        self.deadAfter = configuration.deadAfter.map(TimeAmount.init)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -180,11 +187,11 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private func schedule(context: ChannelHandlerContext) {
         guard let timer, let lastInbound else { return }
         var next: NIODeadline?
-        if let deadAfter = configuration.deadAfter {
-            next = lastInbound + TimeAmount(deadAfter)
+        if let deadAfter {
+            next = lastInbound + deadAfter
         }
-        if let interval = configuration.pingInterval {
-            let ping = (lastPing ?? lastInbound) + TimeAmount(interval)
+        if let pingInterval {
+            let ping = (lastPing ?? lastInbound) + pingInterval
             next = next.map { min($0, ping) } ?? ping
         }
         guard var next else {
@@ -193,9 +200,8 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         }
         let slack = UInt64(self.slack)
         if slack > 0 {
-            let phase = UInt64(Double(slack) * min(max(configuration.slackPhase, 0), 1))
-            let shifted = next.uptimeNanoseconds - min(phase, next.uptimeNanoseconds)
-            next = .uptimeNanoseconds((shifted + slack - 1) / slack * slack + phase)
+            let shifted = next.uptimeNanoseconds - min(slackPhase, next.uptimeNanoseconds)
+            next = .uptimeNanoseconds((shifted + slack - 1) / slack * slack + slackPhase)
         }
         HeartbeatTimers.schedule(timer, on: context.eventLoop, at: next)
     }
@@ -205,17 +211,16 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         // channel again (on 10,000 idle connections that was 2–3 % of the idle CPU).
         guard let lastInbound else { return }
         let now = context.eventLoop.now
-        if let deadAfter = configuration.deadAfter, now >= lastInbound + TimeAmount(deadAfter) {
+        if let deadAfter, now >= lastInbound + deadAfter {
             logger.debug("peer silent for too long, closing")
-            let error = CastTransportError(.heartbeatTimeout, "no traffic from the peer for \(deadAfter)")
+            let silence = configuration.deadAfter ?? .zero
+            let error = CastTransportError(.heartbeatTimeout, "no traffic from the peer for \(silence)")
             context.fireErrorCaught(error)
             context.close(promise: nil)
             return
         }
         // Within the slack counts as due: a PONG that moved the due time a little does not cost another wake-up.
-        if let interval = configuration.pingInterval,
-            now + .nanoseconds(slack) >= (lastPing ?? lastInbound) + TimeAmount(interval)
-        {
+        if let pingInterval, now + .nanoseconds(slack) >= (lastPing ?? lastInbound) + pingInterval {
             // Not logged: 2,000 a second on 10,000 idle connections (the log handler's level check alone was about
             // 1 % of the idle samples). A peer that stops answering is logged when it is declared dead.
             lastPing = now
