@@ -186,6 +186,11 @@ func echoThroughput(host: String, ports: [Int], messages: Int) async throws -> D
 
 /// `count` sessions at once (heartbeats on), one per device on consecutive ports: memory and idle CPU.
 func concurrentBenchmark(host: String, port: Int, count: Int, idleSeconds: Int) async throws {
+    // One session started and ended first, so that the process's one-time state (the event loops' threads, the TLS
+    // context and OpenSSL's tables, the runtime's metadata) is not counted per session: the floor, too, sets up its
+    // TLS context before it reads its RSS.
+    let (warmUp, _) = try await startSession(host: host, port: port)
+    await warmUp.sessionManager.endSession(stopCasting: false)
     let before = processFigures()
     let start = ContinuousClock.now
     var contexts: [CastContext] = []
