@@ -204,4 +204,33 @@ struct TLSRecordTests {
         #expect(pair.server.isActive, "the server read the record and kept the connection")
         ERR_clear_error()
     }
+
+    /// Removes the TLS handler from its pipeline when the first plaintext arrives, as a handler switching
+    /// protocols would.
+    private final class RemovesTLSOnRead: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let tls: TLSHandler
+        var reads = 0
+        init(_ tls: TLSHandler) { self.tls = tls }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            reads += 1
+            if reads == 1 { context.pipeline.syncOperations.removeHandler(tls, promise: nil) }
+        }
+    }
+
+    /// A handler above that removes TLS while a read's records are still being opened: the rest of the read stops
+    /// there (the OpenSSL connection is freed) instead of reading on.
+    @Test func removingTheHandlerDuringARecordsDeliveryStopsTheRead() throws {
+        let pair = try Pair()
+        let serverTLS = try pair.server.pipeline.syncOperations.handler(type: TLSHandler.self)
+        let remover = RemovesTLSOnRead(serverTLS)
+        try pair.server.pipeline.syncOperations.addHandler(remover)
+        // Two full records and more in one socket read: the first 16 KiB goes up, and the handler is removed.
+        for index in 0..<3 { pair.client.write(ByteBuffer(bytes: Self.message(index, size: 16 * 1024)), promise: nil) }
+        pair.client.flush()
+        try pair.carry(from: pair.client, to: pair.server)
+        #expect(remover.reads == 1)
+        _ = try? pair.server.finish()
+        _ = try? pair.client.finish()
+    }
 }

@@ -113,6 +113,9 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let ssl { SSL_free(ssl) }  // frees the BIO too, before `buffers` goes
         ssl = nil
         buffers = nil
+        // Closed, so that a read loop this removal interrupted (a handler above removed this one while a record's
+        // plaintext went up) stops instead of reading from the freed connection.
+        state = .closed
         failPendingWrites(CastTransportError(.connectionClosed, "the TLS handler was removed"))
     }
 
