@@ -23,7 +23,7 @@ final class ScratchBuffers: @unchecked Sendable {
         var keptCapacity: Int {
             switch self {
             case .frame: 512
-            case .plaintext: 16 * 1024
+            case .plaintext: TLSHandler.recordSize
             case .ciphertext: 4 * 1024
             }
         }

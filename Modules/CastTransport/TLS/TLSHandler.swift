@@ -55,8 +55,8 @@ final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard state == .active, let ssl, let certificate = SSL_get1_peer_certificate(ssl) else { return [] }
         return X509Certificate(adopting: certificate).der
     }
-    /// The largest TLS record's plaintext: what one read buffer holds.
-    private static let recordSize = 16 * 1024
+    /// The largest TLS record's plaintext: what one read buffer holds (the thread's, ``ScratchBuffers``).
+    static let recordSize = 16 * 1024
     /// How much sealed ciphertext waits for the flush before it goes down anyway, so the channel's writability
     /// counts it.
     private static let heldCiphertextLimit = 64 * 1024
