@@ -483,6 +483,53 @@ import Testing
         #expect(try JSONDecoder().decode(MediaStatus.self, from: Data(Self.fullStatusText.utf8)) == status)
     }
 
+    @Test func aStatusTakesUnchangedMediaAndItemsFromTheRecordOfTheOneBefore() throws {
+        let first = try JSONValue(parsing: Self.fullStatusText)
+        var parts = MediaStatus.DecodedParts()
+        #expect(try MediaStatus(json: first, reusing: nil, recording: &parts) == MediaStatus(json: first))
+        #expect(parts.media?.json == first["media"])
+        #expect(try parts.media?.value == MediaInformation(json: first["media"] ?? .null))
+        #expect(parts.items?.json == first["items"] && parts.items?.value?.map(\.itemID) == [3, 4])
+
+        // A record whose JSON matches is taken as it is: planted values show that nothing was decoded again.
+        let planted = MediaInformation(contentID: "planted", contentType: "video/mp4")
+        var record = parts
+        record.media?.value = planted
+        var plantedItem = QueueItem(media: planted)
+        plantedItem.itemID = 99
+        record.items?.value = [plantedItem]
+        var next = first
+        next["currentTime"] = 50
+        var nextParts = MediaStatus.DecodedParts()
+        let reused = try MediaStatus(json: next, reusing: record, recording: &nextParts)
+        #expect(reused.currentTime == 50)
+        #expect(reused.media?.contentID == "planted")
+        #expect(reused.items?.map(\.itemID) == [99])
+        #expect(nextParts.media?.value?.contentID == "planted", "what was taken is recorded for the next status")
+
+        // Changed media and items are decoded, not taken.
+        var changed = next
+        changed["media"]?["contentId"] = "https://example.com/4.mp4"
+        changed["items"] = [
+            ["itemId": 9, "media": ["contentId": "https://example.com/9.mp4", "contentType": "video/mp4"]]
+        ]
+        var changedParts = MediaStatus.DecodedParts()
+        let fresh = try MediaStatus(json: changed, reusing: record, recording: &changedParts)
+        #expect(try fresh == MediaStatus(json: changed))
+        #expect(fresh.media?.contentID == "https://example.com/4.mp4")
+        #expect(fresh.items?.map(\.itemID) == [9])
+        #expect(changedParts.media?.json == changed["media"] && changedParts.items?.json == changed["items"])
+
+        // A status without them leaves the record as it was.
+        var without = changedParts
+        _ = try MediaStatus(
+            json: ["mediaSessionId": 7, "playerState": "PAUSED"],
+            reusing: changedParts,
+            recording: &without
+        )
+        #expect(without.media?.json == changed["media"] && without.items?.json == changed["items"])
+    }
+
     @Test func aStatusAndItsMediaAreOneWordAndCopiesStayIndependent() throws {
         #expect(MemoryLayout<MediaStatus>.size == MemoryLayout<Int>.size)
         #expect(MemoryLayout<MediaStatus?>.size == MemoryLayout<Int>.size)

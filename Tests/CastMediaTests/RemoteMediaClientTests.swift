@@ -472,6 +472,17 @@ import Testing
             )
         )
         client.receive(statusMessage(statusEntry(session: 1, time: 5, extra: ["currentItemId": 1])))
+        // The same media and items again (as receivers repeat them): taken from the last status, no change events.
+        client.receive(
+            statusMessage(
+                statusEntry(
+                    session: 1,
+                    time: 6,
+                    media: testMedia("a", title: "A").json,
+                    extra: ["items": items, "currentItemId": 1]
+                )
+            )
+        )
         client.receive(
             statusMessage(statusEntry(session: 1, time: 25, extra: ["currentItemId": 1, "preloadedItemId": 2]))
         )
@@ -480,10 +491,11 @@ import Testing
         )
         client.receive(["type": "QUEUE_CHANGE", "changeType": "INSERT", "itemIds": [3], "sequenceNumber": 1])
         client.receive(statusMessage(nil))
-        let seen = try await take(15, from: events).map(describe)
+        let seen = try await take(16, from: events).map(describe)
         #expect(
             seen == [
                 "status(1)", "metadata(A)", "queue",
+                "status(1)",
                 "status(1)",
                 "status(1)", "preload(2)",
                 "status(1)", "metadata(B)", "queue", "preload(nil)",

@@ -32,6 +32,8 @@ public final class RemoteMediaClient: Sendable {
         var appliedReplyID = 0
         var receivedReplyID = 0
         var statusTime: Double = 0
+        /// The last status's `media` and `items`, which the next status most likely repeats.
+        var decodedParts: MediaStatus.DecodedParts?
         var nextRequestID = 1
         var inFlight: [String: MediaRequest] = [:]
     }
@@ -164,7 +166,10 @@ public final class RemoteMediaClient: Sendable {
         }
         let entries = message["status"]?.arrayValue ?? []
         let time = now()
-        var parsed = entries.lazy.compactMap { try? MediaStatus(json: $0) }.first
+        let previousParts = state.withLock { $0.decodedParts }
+        var parts = previousParts ?? MediaStatus.DecodedParts()
+        var parsed = entries.lazy.compactMap { try? MediaStatus(json: $0, reusing: previousParts, recording: &parts) }
+            .first
         let outcome = state.withLock { state -> (previous: MediaStatus?, current: MediaStatus?)? in
             if ordered {
                 // A reply is applied once, by whichever path sees it first, and never after a newer reply; an
@@ -190,6 +195,7 @@ public final class RemoteMediaClient: Sendable {
             }
             state.status = parsed
             state.statusTime = time
+            if parsed != nil { state.decodedParts = parts }
             return (previous, parsed)
         }
         // Superseded: the request still answers with its own status, which changes nothing here.

@@ -242,13 +242,26 @@ public struct MediaStatus: JSONConvertible, Hashable {
 
     /// Reads the value from the media namespace's wire JSON, ignoring unknown keys.
     public init(json: JSONValue) throws {
+        var parts = DecodedParts()
+        try self.init(json: json, reusing: nil, recording: &parts)
+    }
+
+    /// Reads a status as ``init(json:)`` does, taking its `media` and `items` from `previous` where they are the
+    /// JSON `previous` recorded, and records this status's in `parts`.
+    package init(json: JSONValue, reusing previous: DecodedParts?, recording parts: inout DecodedParts) throws {
         var fields = Fields(mediaSessionID: 0)
         var sessionID: Int?
         var extendedStatus: JSONValue?
         for (key, value) in json.members {
             switch key {
             case "mediaSessionId": sessionID = value.intValue
-            case "media": fields.media = value.decoded()
+            case "media":
+                if let reused = previous?.media, reused.json == value {
+                    fields.media = reused.value
+                } else {
+                    fields.media = value.decoded()
+                }
+                parts.media = (value, fields.media)
             case "playerState": fields.playerState = value.stringValue.flatMap(PlayerState.init(rawValue:)) ?? .idle
             case "idleReason": fields.idleReason = value.stringValue.flatMap(IdleReason.init(rawValue:))
             case "extendedStatus": extendedStatus = value
@@ -262,7 +275,13 @@ public struct MediaStatus: JSONConvertible, Hashable {
             case "currentItemId": fields.currentItemID = value.intValue
             case "loadingItemId": fields.loadingItemID = value.intValue
             case "preloadedItemId": fields.preloadedItemID = value.intValue
-            case "items": fields.items = value.decodedArray()
+            case "items":
+                if let reused = previous?.items, reused.json == value {
+                    fields.items = reused.value
+                } else {
+                    fields.items = value.decodedArray()
+                }
+                parts.items = (value, fields.items)
             case "repeatMode": fields.repeatMode = value.stringValue.flatMap(RepeatMode.init(rawValue:))
             case "queueData": fields.queueData = value.decoded()
             case "breakStatus": fields.adBreakStatus = value.decoded()
@@ -284,6 +303,21 @@ public struct MediaStatus: JSONConvertible, Hashable {
             if fields.media == nil { fields.media = extendedStatus.decode("media") }
         }
         self.fields = CopyOnWrite(fields)
+    }
+
+    /// The `media` and `items` JSON of a status with what they decoded to.
+    ///
+    /// A receiver repeats both in every status, a few hundred bytes per item. The next status that carries them
+    /// unchanged takes the decoded values from here instead of decoding them again, and, as the same copies, they
+    /// then compare equal at once where the client looks for changes.
+    package struct DecodedParts: Sendable {
+        /// The last `media` read, and what it decoded to (`nil` when it did not decode).
+        package var media: (json: JSONValue, value: MediaInformation?)?
+        /// The last `items` read, and what they decoded to.
+        package var items: (json: JSONValue, value: [QueueItem]?)?
+
+        /// An empty record: the first status decodes everything.
+        package init() {}
     }
 
     /// The value as the media namespace's wire JSON.
