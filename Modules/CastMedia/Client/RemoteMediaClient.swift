@@ -142,7 +142,10 @@ public final class RemoteMediaClient: Sendable {
     /// Forgets the status (the session ended or the app went away).
     public func reset() {
         let had = state.withLock { state -> Bool in
-            defer { state.status = nil }
+            defer {
+                state.status = nil
+                state.decodedParts = nil
+            }
             return state.status != nil
         }
         queue.invalidate(mediaSessionID: nil)
@@ -195,7 +198,8 @@ public final class RemoteMediaClient: Sendable {
             }
             state.status = parsed
             state.statusTime = time
-            if parsed != nil { state.decodedParts = parts }
+            // Kept while a media session lasts; an empty status ends it.
+            state.decodedParts = parsed == nil ? nil : parts
             return (previous, parsed)
         }
         // Superseded: the request still answers with its own status, which changes nothing here.
