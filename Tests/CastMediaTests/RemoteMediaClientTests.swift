@@ -456,6 +456,48 @@ import Testing
         #expect(client.mediaStatus == nil)
     }
 
+    @Test func repeatedItemsAreTheLastStatusesWithinAMediaSession() {
+        let (client, _) = makeClient(seeded: false)
+        let items: JSONValue = [
+            ["itemId": 1, "media": testMedia("a").json], ["itemId": 2, "media": testMedia("b").json],
+        ]
+        func receive(session: Int, time: Double, items: JSONValue?) {
+            var extra: [String: JSONValue] = ["currentItemId": 1]
+            if let items { extra["items"] = items }
+            client.receive(
+                statusMessage(statusEntry(session: session, time: time, media: testMedia("a").json, extra: extra))
+            )
+        }
+        // Where an array's elements live: the same address is the same array, not an equal one decoded again.
+        func address(_ items: [QueueItem]?) -> UnsafeRawPointer? {
+            items?.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        }
+        receive(session: 1, time: 0, items: items)
+        let first = client.mediaStatus?.items  // held, so that no later array can take its address
+        #expect(first?.count == 2)
+        receive(session: 1, time: 1, items: items)
+        #expect(address(client.mediaStatus?.items) == address(first), "the same JSON again: the same items")
+        receive(session: 1, time: 2, items: nil)
+        #expect(address(client.mediaStatus?.items) == address(first), "carried forward")
+        receive(session: 1, time: 3, items: items)
+        #expect(address(client.mediaStatus?.items) == address(first), "their record was carried forward too")
+
+        // A new media session whose status does not carry them ends their record, as do an empty status and
+        // reset(): the same JSON is then decoded again.
+        receive(session: 2, time: 0, items: nil)
+        #expect(client.mediaStatus?.items == nil)
+        receive(session: 2, time: 1, items: items)
+        let second = client.mediaStatus?.items
+        #expect(second == first && address(second) != address(first))
+        client.receive(statusMessage(nil))
+        receive(session: 2, time: 2, items: items)
+        let third = client.mediaStatus?.items
+        #expect(third == first && address(third) != address(second))
+        client.reset()
+        receive(session: 2, time: 3, items: items)
+        #expect(client.mediaStatus?.items == first && address(client.mediaStatus?.items) != address(third))
+    }
+
     @Test func eventsForMetadataQueueAndPreloadChanges() async throws {
         let (client, _) = makeClient(seeded: false)
         let events = client.events()
@@ -472,7 +514,7 @@ import Testing
             )
         )
         client.receive(statusMessage(statusEntry(session: 1, time: 5, extra: ["currentItemId": 1])))
-        // The same media and items again (as receivers repeat them): taken from the last status, no change events.
+        // The same media and items again (as receivers may repeat them): no change events.
         client.receive(
             statusMessage(
                 statusEntry(

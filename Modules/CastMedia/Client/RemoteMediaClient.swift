@@ -32,8 +32,9 @@ public final class RemoteMediaClient: Sendable {
         var appliedReplyID = 0
         var receivedReplyID = 0
         var statusTime: Double = 0
-        /// The last status's `media` and `items`, which the next status most likely repeats.
-        var decodedParts: MediaStatus.DecodedParts?
+        /// The `media` and `items` last seen in this media session, which the next status may repeat; one word
+        /// like `status`.
+        var decodedParts: CopyOnWrite<MediaStatus.DecodedParts>?
         var nextRequestID = 1
         var inFlight: [String: MediaRequest] = [:]
     }
@@ -169,10 +170,18 @@ public final class RemoteMediaClient: Sendable {
         }
         let entries = message["status"]?.arrayValue ?? []
         let time = now()
-        let previousParts = state.withLock { $0.decodedParts }
-        var parts = previousParts ?? MediaStatus.DecodedParts()
-        var parsed = entries.lazy.compactMap { try? MediaStatus(json: $0, reusing: previousParts, recording: &parts) }
-            .first
+        let previousParts = state.withLock { $0.decodedParts?.value }
+        // Each entry records into parts of its own: only the one that decodes becomes the record.
+        var parsed: MediaStatus?
+        var parts = MediaStatus.DecodedParts()
+        for entry in entries {
+            var entryParts = MediaStatus.DecodedParts()
+            if let status = try? MediaStatus(json: entry, reusing: previousParts, recording: &entryParts) {
+                parsed = status
+                parts = entryParts
+                break
+            }
+        }
         let outcome = state.withLock { state -> (previous: MediaStatus?, current: MediaStatus?)? in
             if ordered {
                 // A reply is applied once, by whichever path sees it first, and never after a newer reply; an
@@ -187,19 +196,23 @@ public final class RemoteMediaClient: Sendable {
             }
             let previous = state.status
             if var status = parsed {
-                // Receivers send `media` only when it changes: carry it forward within a media session.
-                if status.media == nil, let previous, previous.mediaSessionID == status.mediaSessionID {
-                    status.media = previous.media
-                }
-                if status.items == nil, let previous, previous.mediaSessionID == status.mediaSessionID {
-                    status.items = previous.items
+                // Receivers may omit `media` and `items` when they have not changed: both are carried forward
+                // within a media session, with their record.
+                if let previous, previous.mediaSessionID == status.mediaSessionID {
+                    if status.media == nil {
+                        status.media = previous.media
+                        parts.media = parts.media ?? state.decodedParts?.value.media
+                    }
+                    if status.items == nil {
+                        status.items = previous.items
+                        parts.items = parts.items ?? state.decodedParts?.value.items
+                    }
                 }
                 parsed = status
             }
             state.status = parsed
             state.statusTime = time
-            // Kept while a media session lasts; an empty status ends it.
-            state.decodedParts = parsed == nil ? nil : parts
+            state.decodedParts = parsed == nil ? nil : CopyOnWrite(parts)
             return (previous, parsed)
         }
         // Superseded: the request still answers with its own status, which changes nothing here.

@@ -247,7 +247,8 @@ public struct MediaStatus: JSONConvertible, Hashable {
     }
 
     /// Reads a status as ``init(json:)`` does, taking its `media` and `items` from `previous` where they are the
-    /// JSON `previous` recorded, and records this status's in `parts`.
+    /// JSON `previous` recorded, and records the `media` and `items` it reads in `parts` (a key that is absent
+    /// leaves its record as it was).
     package init(json: JSONValue, reusing previous: DecodedParts?, recording parts: inout DecodedParts) throws {
         var fields = Fields(mediaSessionID: 0)
         var sessionID: Int?
@@ -256,12 +257,7 @@ public struct MediaStatus: JSONConvertible, Hashable {
             switch key {
             case "mediaSessionId": sessionID = value.intValue
             case "media":
-                if let reused = previous?.media, reused.json == value {
-                    fields.media = reused.value
-                } else {
-                    fields.media = value.decoded()
-                }
-                parts.media = (value, fields.media)
+                fields.media = Self.read(value, reusing: previous?.media, recording: &parts.media) { $0.decoded() }
             case "playerState": fields.playerState = value.stringValue.flatMap(PlayerState.init(rawValue:)) ?? .idle
             case "idleReason": fields.idleReason = value.stringValue.flatMap(IdleReason.init(rawValue:))
             case "extendedStatus": extendedStatus = value
@@ -276,12 +272,7 @@ public struct MediaStatus: JSONConvertible, Hashable {
             case "loadingItemId": fields.loadingItemID = value.intValue
             case "preloadedItemId": fields.preloadedItemID = value.intValue
             case "items":
-                if let reused = previous?.items, reused.json == value {
-                    fields.items = reused.value
-                } else {
-                    fields.items = value.decodedArray()
-                }
-                parts.items = (value, fields.items)
+                fields.items = Self.read(value, reusing: previous?.items, recording: &parts.items) { $0.decodedArray() }
             case "repeatMode": fields.repeatMode = value.stringValue.flatMap(RepeatMode.init(rawValue:))
             case "queueData": fields.queueData = value.decoded()
             case "breakStatus": fields.adBreakStatus = value.decoded()
@@ -305,11 +296,25 @@ public struct MediaStatus: JSONConvertible, Hashable {
         self.fields = CopyOnWrite(fields)
     }
 
+    /// `value` as `decode` reads it, or as `previous` recorded it when it is the same JSON; recorded in `record`.
+    private static func read<Value>(
+        _ value: JSONValue,
+        reusing previous: (json: JSONValue, value: Value?)?,
+        recording record: inout (json: JSONValue, value: Value?)?,
+        _ decode: (JSONValue) -> Value?
+    ) -> Value? {
+        let read = previous.flatMap { $0.json == value ? $0.value : nil } ?? decode(value)
+        record = (value, read)
+        return read
+    }
+
     /// The `media` and `items` JSON of a status with what they decoded to.
     ///
-    /// A receiver repeats both in every status, a few hundred bytes per item. The next status that carries them
+    /// Receivers often repeat both from status to status: the window of queue items around the current one, each
+    /// with its media, a few hundred bytes per item, and some the media as well. The next status that carries them
     /// unchanged takes the decoded values from here instead of decoding them again, and, as the same copies, they
-    /// then compare equal at once where the client looks for changes.
+    /// then compare equal at once where the client looks for changes. "Unchanged" is `JSONValue`'s equality, which
+    /// compares strings as Swift does (by canonical equivalence).
     package struct DecodedParts: Sendable {
         /// The last `media` read, and what it decoded to (`nil` when it did not decode).
         package var media: (json: JSONValue, value: MediaInformation?)?
