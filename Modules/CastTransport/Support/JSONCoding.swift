@@ -45,12 +45,21 @@ extension JSONValue {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            // Sorted as pairs: looking each key up again would hash it a second time.
-            for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                Self.write(string: member.key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                member.value.write(to: &output)
+            // Sorted as pairs (looking each key up again would hash it a second time), in temporary storage: on
+            // the stack for an object of a few dozen members, where an array would be a heap allocation for each
+            // object written.
+            withUnsafeTemporaryAllocation(of: (key: String, value: JSONValue).self, capacity: members.count) {
+                storage in
+                var sorted = storage
+                _ = sorted.initialize(fromContentsOf: members)
+                defer { sorted.deinitialize() }
+                sorted.sort { $0.key < $1.key }
+                for index in sorted.indices {
+                    if index > 0 { output.append(UInt8(ascii: ",")) }
+                    Self.write(string: sorted[index].key, to: &output)
+                    output.append(UInt8(ascii: ":"))
+                    sorted[index].value.write(to: &output)
+                }
             }
             output.append(UInt8(ascii: "}"))
         }
