@@ -303,9 +303,13 @@ public struct MediaStatus: JSONConvertible, Hashable {
         recording record: inout (json: JSONValue, value: Value?)?,
         _ decode: (JSONValue) -> Value?
     ) -> Value? {
-        let read = previous.flatMap { $0.json == value ? $0.value : nil } ?? decode(value)
-        record = (value, read)
-        return read
+        if let previous, previous.json == value {
+            record = previous
+            return previous.value
+        }
+        let decoded = decode(value)
+        record = (value, decoded)
+        return decoded
     }
 
     /// The `media` and `items` JSON of a status with what they decoded to.
