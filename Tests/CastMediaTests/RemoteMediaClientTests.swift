@@ -394,6 +394,21 @@ import Testing
         #expect(failures.values.isEmpty)
     }
 
+    /// Every caller awaiting one request gets its outcome (the first waiter is kept apart from the others).
+    @Test func everyWaiterGetsTheOutcome() async throws {
+        let (client, channel) = makeClient()
+        channel.hold()
+        let request = client.requestStatus()
+        _ = try await take(1, from: channel.sentStream)
+        let waiters = (0..<3).map { _ in Task { try await request.response()?.playerState } }
+        while request.waitingCount < 3 { await Task.yield() }
+        channel.release(.success(statusMessage(statusEntry(state: "PAUSED"))))
+        for waiter in waiters { #expect(try await waiter.value == .paused) }
+        #expect(request.waitingCount == 0)
+        // One that comes after the outcome has it at once.
+        #expect(try await request.response()?.playerState == .paused)
+    }
+
     @Test func callbacksRunOnceWhetherRegisteredBeforeOrAfter() async throws {
         let (client, _) = makeClient()
         let completions = Recorder<Int?>()

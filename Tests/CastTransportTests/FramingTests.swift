@@ -602,6 +602,64 @@ struct JSONValueTests {
         #expect(try JSONValue(parsing: huge.jsonString) == huge)
     }
 
+    /// Numbers read without converting text (an exact integer scaled by an exact power of ten) come out as the
+    /// standard library reads the same text, at the fast path's edges and over many random forms.
+    @Test func numbersParseAsTheStandardLibraryReadsThem() throws {
+        var texts = [
+            "0", "-0", "0.5", "-0.5", "1e22", "1e23", "1e-22", "1e-23", "123456789012345", "1234567890123456",
+            "999999999999999.9", "0.000000000000000000001", "4.35", "0.1", "0.3", "1.7976931348623157e308",
+            "2.2250738585072014e-308", "5e-324", "9007199254740993", "0.0006363340000064", "12.5E+3", "7e0",
+            "-1.5e-7", "3.0e000001", "1e00030", "0e999", "0.0e-999",
+        ]
+        var random = SplitMix64(seed: 12)
+        for _ in 0..<4000 {
+            // Up to 18 digits (past the fast path's 15), no leading zero, a point anywhere.
+            let digits = String(random.next() % 1_000_000_000_000_000_000)
+            let point = Int(random.next() % UInt64(digits.count + 1))
+            var text = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
+            if text.hasPrefix(".") { text = "0" + text }
+            if text.hasSuffix(".") { text += "0" }
+            if random.next() % 2 == 0 { text += "e\(Int(random.next() % 60) - 30)" }
+            texts.append(random.next() % 4 == 0 ? "-" + text : text)
+        }
+        for text in texts {
+            let expected = try #require(Double(text), "\(text)")
+            let parsed = try JSONValue(parsing: text).doubleValue
+            #expect(parsed?.bitPattern == expected.bitPattern, "\(text)")
+        }
+    }
+
+    /// A request's `requestId` is written into its payload's text, the payload itself unchanged.
+    @Test func aMemberIsAddedAsTheTextIsWritten() throws {
+        let payload: JSONValue = ["type": "PLAY", "mediaSessionId": 4, "customData": ["z": 1, "a": 2]]
+        #expect(
+            payload.jsonString(adding: ("requestId", 7))
+                == #"{"customData":{"a":2,"z":1},"mediaSessionId":4,"requestId":7,"type":"PLAY"}"#
+        )
+        // A member of the same key is replaced, as setting it would.
+        #expect(
+            payload.jsonString(adding: ("type", "PAUSE"))
+                == #"{"customData":{"a":2,"z":1},"mediaSessionId":4,"type":"PAUSE"}"#
+        )
+        #expect(JSONValue.object([:]).jsonString(adding: ("requestId", 1)) == #"{"requestId":1}"#)
+        #expect(payload["requestId"] == nil)
+        // Not an object: written as it is.
+        #expect(JSONValue.array([1]).jsonString(adding: ("requestId", 1)) == "[1]")
+    }
+
+    /// Setting a member changes the object held, and no other copy of it.
+    @Test func settingAMemberLeavesOtherCopiesAlone() throws {
+        var value: JSONValue = ["a": 1]
+        let copy = value
+        value["b"] = 2
+        value["a"] = nil
+        #expect(value == ["b": 2])
+        #expect(copy == ["a": 1])
+        var notAnObject: JSONValue = [1]
+        notAnObject["a"] = 1
+        #expect(notAnObject == [1])
+    }
+
     @Test func nestingAtTheLimitIsAccepted() throws {
         let depth = JSONValue.maximumDepth
         let text = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)

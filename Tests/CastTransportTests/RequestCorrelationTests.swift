@@ -54,21 +54,26 @@ struct RouterCorrelationTests {
         )
     }
 
-    /// Writes a `.request` command and checks that the message went out unchanged.
+    /// Writes a `.request` command and checks that the message went out unchanged; with `writePromise` false, as
+    /// the connection writes a request on its open channel's loop: nobody waits for the write.
     private func sendRequest(
         _ channel: EmbeddedChannel,
         id requestID: Int,
         timeout: TimeAmount = .seconds(5),
+        writePromise: Bool = true,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> FutureProbe<CastMessage> {
         let promise = channel.eventLoop.makePromise(of: CastMessage.self)
         let probe = FutureProbe(promise.futureResult)
         let message = request(requestID)
-        try channel.writeOutbound(
-            RouterCommand.request(
-                RouterRequest(message: message, requestID: requestID, timeout: timeout, promise: promise)
-            )
+        let command = RouterCommand.request(
+            RouterRequest(message: message, requestID: requestID, timeout: timeout, promise: promise)
         )
+        if writePromise {
+            try channel.writeOutbound(command)
+        } else {
+            channel.pipeline.syncOperations.writeAndFlush(NIOAny(command), promise: nil)
+        }
         #expect(try channel.readOutbound(as: CastMessage.self) == message, sourceLocation: sourceLocation)
         #expect(probe.isPending, sourceLocation: sourceLocation)
         return probe
@@ -145,9 +150,10 @@ struct RouterCorrelationTests {
         #expect(try channel.finish().isClean)
     }
 
-    @Test func repliesAreMatchedByRequestIdInAnyOrder() throws {
+    @Test(arguments: [true, false])
+    func repliesAreMatchedByRequestIdInAnyOrder(writePromise: Bool) throws {
         let (channel, _) = try makeChannel()
-        let probes = try (1...3).map { try sendRequest(channel, id: $0) }
+        let probes = try (1...3).map { try sendRequest(channel, id: $0, writePromise: writePromise) }
         try channel.writeInbound(reply(3, to: "sender-0"))
         try channel.writeInbound(reply(1, to: "*"))
         #expect(probes[0].value == reply(1, to: "*"))
@@ -206,10 +212,11 @@ struct RouterCorrelationTests {
         _ = try channel.finish()
     }
 
-    @Test func requestFailsWithRequestTimedOutAfterItsTimeout() throws {
+    @Test(arguments: [true, false])
+    func requestFailsWithRequestTimedOutAfterItsTimeout(writePromise: Bool) throws {
         let (channel, recorder) = try makeChannel()
-        let short = try sendRequest(channel, id: 1, timeout: .seconds(2))
-        let long = try sendRequest(channel, id: 2, timeout: .seconds(10))
+        let short = try sendRequest(channel, id: 1, timeout: .seconds(2), writePromise: writePromise)
+        let long = try sendRequest(channel, id: 2, timeout: .seconds(10), writePromise: writePromise)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1_999))
         #expect(short.isPending)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
@@ -225,13 +232,14 @@ struct RouterCorrelationTests {
         #expect(try channel.finish().isClean)
     }
 
-    @Test func timeoutsAreSweptAtTheirOwnDeadlinesWhateverTheOrder() throws {
+    @Test(arguments: [true, false])
+    func timeoutsAreSweptAtTheirOwnDeadlinesWhateverTheOrder(writePromise: Bool) throws {
         // One sweep timer per connection: a shorter timeout sent after a longer one arms an earlier sweep, and the
         // sweep that finds nothing overdue arms the next for what is left.
         let (channel, _) = try makeChannel()
-        let long = try sendRequest(channel, id: 1, timeout: .seconds(10))
-        let short = try sendRequest(channel, id: 2, timeout: .seconds(3))
-        let answered = try sendRequest(channel, id: 3, timeout: .seconds(1))
+        let long = try sendRequest(channel, id: 1, timeout: .seconds(10), writePromise: writePromise)
+        let short = try sendRequest(channel, id: 2, timeout: .seconds(3), writePromise: writePromise)
+        let answered = try sendRequest(channel, id: 3, timeout: .seconds(1), writePromise: writePromise)
         try channel.writeInbound(reply(3, to: "*"))
         channel.embeddedEventLoop.advanceTime(by: .seconds(2))
         #expect(answered.value == reply(3, to: "*"))
@@ -239,7 +247,7 @@ struct RouterCorrelationTests {
         channel.embeddedEventLoop.advanceTime(by: .seconds(1))
         #expect(short.transportError?.code == .requestTimedOut)
         #expect(long.isPending)
-        let later = try sendRequest(channel, id: 4, timeout: .seconds(20))
+        let later = try sendRequest(channel, id: 4, timeout: .seconds(20), writePromise: writePromise)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(6_999))
         #expect(long.isPending)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
@@ -259,9 +267,12 @@ struct RouterCorrelationTests {
         #expect(try channel.finish().isClean)
     }
 
-    @Test func closingFailsEveryOutstandingRequestAtOnce() throws {
+    @Test(arguments: [true, false])
+    func closingFailsEveryOutstandingRequestAtOnce(writePromise: Bool) throws {
         let (channel, recorder) = try makeChannel()
-        let probes = try (1...4).map { try sendRequest(channel, id: $0, timeout: .seconds(30)) }
+        let probes = try (1...4).map {
+            try sendRequest(channel, id: $0, timeout: .seconds(30), writePromise: writePromise)
+        }
         try channel.writeInbound(reply(2, to: "*"))
         try channel.close().wait()
         #expect(probes[1].value != nil)
@@ -298,6 +309,34 @@ struct RouterCorrelationTests {
         #expect(reported.code == .connectionClosed)
         #expect(reported.cause is SocketBroke)
         _ = try channel.finish(acceptAlreadyClosed: true)
+    }
+
+    /// Without a write promise, a request the framing would refuse is failed before anything is written or kept.
+    @Test func anOversizedRequestWithoutAWritePromiseFailsAsTooLarge() throws {
+        let (channel, _) = try makeChannel()
+        let promise = channel.eventLoop.makePromise(of: CastMessage.self)
+        let probe = FutureProbe(promise.futureResult)
+        let message = CastMessage(
+            sourceID: "sender-0",
+            destinationID: "receiver-0",
+            namespace: CastNamespace.receiver,
+            json: ["type": "GET_STATUS", "requestId": 1, "pad": .string(String(repeating: "x", count: 70_000))]
+        )
+        channel.pipeline.syncOperations.writeAndFlush(
+            NIOAny(
+                RouterCommand.request(
+                    RouterRequest(message: message, requestID: 1, timeout: .seconds(5), promise: promise)
+                )
+            ),
+            promise: nil
+        )
+        #expect(probe.transportError?.code == .messageTooLarge)
+        #expect(try channel.readOutbound(as: CastMessage.self) == nil)
+        // Nothing kept: no timeout fires later, and a reply with its id is an ordinary message.
+        channel.embeddedEventLoop.advanceTime(by: .seconds(10))
+        #expect(probe.transportError?.code == .messageTooLarge)
+        #expect(channel.isActive)
+        _ = try channel.finish()
     }
 
     @Test func failedWriteFailsTheRequest() throws {

@@ -23,7 +23,11 @@ public final class MediaRequest: Sendable {
 
     private struct State {
         var outcome: Outcome?
-        var waiters: [CheckedContinuation<Outcome, Never>] = []
+        /// Who awaits ``response()``: the first inline (most requests have one waiter at most), the rest after it.
+        /// Unsafe continuations: each is resumed exactly once, by `finish`, under the lock's rule that the outcome
+        /// is set once (a checked one costs an allocation per await).
+        var firstWaiter: UnsafeContinuation<Outcome, Never>?
+        var otherWaiters: [UnsafeContinuation<Outcome, Never>] = []
         var completionHandlers: [@Sendable (MediaStatus?) -> Void] = []
         var failureHandlers: [@Sendable (CastMediaError) -> Void] = []
         var abortHandlers: [@Sendable (AbortReason) -> Void] = []
@@ -47,10 +51,14 @@ public final class MediaRequest: Sendable {
     /// - Throws: ``CastMediaError`` on failure; `CancellationError` when aborted.
     @discardableResult
     public func response() async throws -> MediaStatus? {
-        let outcome = await withCheckedContinuation { continuation in
+        let outcome = await withUnsafeContinuation { continuation in
             let done: Outcome? = state.withLock { state in
                 if let outcome = state.outcome { return outcome }
-                state.waiters.append(continuation)
+                if state.firstWaiter == nil {
+                    state.firstWaiter = continuation
+                } else {
+                    state.otherWaiters.append(continuation)
+                }
                 return nil
             }
             if let done { continuation.resume(returning: done) }
@@ -97,15 +105,16 @@ public final class MediaRequest: Sendable {
 
     /// Records the outcome once; later calls are ignored.
     func finish(_ outcome: Outcome) {
-        let (waiters, state) = self.state.withLock { state -> ([CheckedContinuation<Outcome, Never>], State?) in
-            guard state.outcome == nil else { return ([], nil) }
+        let state = self.state.withLock { state -> State? in
+            guard state.outcome == nil else { return nil }
             state.outcome = outcome
             let snapshot = state
-            state.waiters = []
+            state.firstWaiter = nil
+            state.otherWaiters = []
             state.completionHandlers = []
             state.failureHandlers = []
             state.abortHandlers = []
-            return (snapshot.waiters, snapshot)
+            return snapshot
         }
         guard let state else { return }
         // Callbacks first: whoever awaits `response()` then sees them done.
@@ -114,9 +123,13 @@ public final class MediaRequest: Sendable {
         case .failed(let error): state.failureHandlers.forEach { $0(error) }
         case .aborted(let reason): state.abortHandlers.forEach { $0(reason) }
         }
-        for waiter in waiters { waiter.resume(returning: outcome) }
+        state.firstWaiter?.resume(returning: outcome)
+        for waiter in state.otherWaiters { waiter.resume(returning: outcome) }
     }
 
     /// Whether the request has an outcome.
     public var isFinished: Bool { state.withLock { $0.outcome != nil } }
+
+    /// How many callers await ``response()`` now (for tests).
+    package var waitingCount: Int { state.withLock { ($0.firstWaiter == nil ? 0 : 1) + $0.otherWaiters.count } }
 }

@@ -268,8 +268,10 @@ public final class RemoteMediaClient: Sendable {
         requires command: MediaCommands? = nil,
         replaces group: String? = nil
     ) -> MediaRequest {
-        var payload = payload
-        payload["type"] = .string(type)
+        // Room for `type` and `mediaSessionId` made at once (adding them one at a time grew the dictionary twice).
+        var members = payload.objectValue ?? [:]
+        members.reserveCapacity(members.count + 2)
+        members["type"] = .string(type)
         if needsSession {
             guard let status = mediaStatus else {
                 return failed(type, CastMediaError(.noMediaSession, "\(type) needs a media session; load media first"))
@@ -277,7 +279,7 @@ public final class RemoteMediaClient: Sendable {
             if let command, !status.supportedMediaCommands.contains(command) {
                 return failed(type, CastMediaError(.notSupported, "the receiver does not support \(type) now"))
             }
-            payload["mediaSessionId"] = .number(Double(status.mediaSessionID))
+            members["mediaSessionId"] = .number(Double(status.mediaSessionID))
         }
         let request = makeRequest(type)
         if let group {
@@ -295,7 +297,7 @@ public final class RemoteMediaClient: Sendable {
         // Sent here, synchronously, so commands reach the receiver in the order they were issued.
         let reply: MediaReply
         do {
-            reply = try channel.startMediaRequest(payload, timeout: requestTimeout)
+            reply = try channel.startMediaRequest(.object(members), timeout: requestTimeout)
         } catch {
             request.finish(.failed(Self.mediaError(from: error, for: type)))
             return request

@@ -653,7 +653,7 @@ public final class CastConnection: Sendable {
         from source: String? = nil,
         timeout: Duration? = nil
     ) throws -> PendingReply {
-        guard case .object(var object) = payload else {
+        guard case .object = payload else {
             throw CastTransportError(.invalidPayload, "a request payload must be a JSON object")
         }
         let channel = try currentChannel()
@@ -661,12 +661,12 @@ public final class CastConnection: Sendable {
             defer { state.nextRequestID = state.nextRequestID == Int(Int32.max) ? 1 : state.nextRequestID + 1 }
             return state.nextRequestID
         }
-        object["requestId"] = .number(Double(requestID))
+        // The payload's text with `requestId` added as it is written: its dictionary is not copied.
         let message = CastMessage(
             sourceID: source ?? configuration.localID,
             destinationID: destination,
             namespace: namespace,
-            json: .object(object)
+            payload: .string(payload.jsonString(adding: ("requestId", .number(Double(requestID)))))
         )
         let promise = channel.eventLoop.makePromise(of: CastMessage.self)
         let request = RouterRequest(

@@ -50,11 +50,54 @@ final class CastMessageRouter: ChannelDuplexHandler {
         var deadline: NIODeadline
     }
 
+    /// The requests awaiting their replies. The first is kept inline: a connection most often has one request at a
+    /// time, which then costs no table (an idle connection keeps none either, for thousands of them).
+    private struct OutstandingRequests {
+        private var first: Outstanding?
+        private var others: [Int: Outstanding] = [:]
+
+        var isEmpty: Bool { first == nil && others.isEmpty }
+
+        /// Adds `entry`, replacing one of the same `requestId`.
+        mutating func insert(_ entry: Outstanding) {
+            let requestID = entry.request.requestID
+            if first == nil || first?.request.requestID == requestID {
+                if !others.isEmpty { others.removeValue(forKey: requestID) }
+                first = entry
+            } else {
+                others[requestID] = entry
+            }
+        }
+
+        mutating func remove(_ requestID: Int) -> Outstanding? {
+            if let entry = first, entry.request.requestID == requestID {
+                first = nil
+                return entry
+            }
+            guard !others.isEmpty, let entry = others.removeValue(forKey: requestID) else { return nil }
+            if others.isEmpty { others = [:] }
+            return entry
+        }
+
+        /// Every entry, in `requestId` order.
+        var all: [Outstanding] {
+            ((first.map { [$0] } ?? []) + others.values).sorted { $0.request.requestID < $1.request.requestID }
+        }
+
+        mutating func removeAll() -> [Outstanding] {
+            defer {
+                first = nil
+                others = [:]
+            }
+            return all
+        }
+    }
+
     private let acceptedDestinations: Set<String>?
     private let deliver: (CastMessage) -> Void
     private let closed: (CastTransportError?) -> Void
     private let logger: Logger
-    private var outstanding: [Int: Outstanding] = [:]
+    private var outstanding = OutstandingRequests()
     /// The armed sweep, one at a time: when it fires, and its timer (cancelled when the channel closes).
     private var armedSweep: (deadline: NIODeadline, task: Scheduled<Void>)?
     private var failure: CastTransportError?
@@ -113,7 +156,21 @@ final class CastMessageRouter: ChannelDuplexHandler {
             }
             let requestID = request.requestID
             let deadline = context.eventLoop.now + request.timeout
-            outstanding[requestID] = Outstanding(request: request, deadline: deadline)
+            guard let promise else {
+                // Nobody waits for the write: only a message the framing refuses fails it without ending the
+                // channel (which ends the request), so that is checked here and the write needs no promise.
+                do {
+                    try request.message.checkFrameSize()
+                } catch {
+                    request.promise.fail(error)
+                    return
+                }
+                outstanding.insert(Outstanding(request: request, deadline: deadline))
+                armSweep(at: deadline, on: context.eventLoop)
+                context.write(wrapOutboundOut(request.message), promise: nil)
+                return
+            }
+            outstanding.insert(Outstanding(request: request, deadline: deadline))
             armSweep(at: deadline, on: context.eventLoop)
             let writePromise = context.eventLoop.makePromise(of: Void.self)
             // Strong captures here and in the sweep: a write promise always completes and the sweep is cancelled
@@ -142,13 +199,10 @@ final class CastMessageRouter: ChannelDuplexHandler {
         armedSweep.take()?.task.cancel()
     }
 
-    /// Ends a request's entry, however it ends (its reply, a failed write, its deadline). An idle connection keeps
-    /// no table: its storage is a few hundred bytes for each of thousands.
+    /// Ends a request's entry, however it ends (its reply, a failed write, its deadline).
     @discardableResult
     private func removeOutstanding(_ requestID: Int) -> Outstanding? {
-        let entry = outstanding.removeValue(forKey: requestID)
-        if outstanding.isEmpty { outstanding = [:] }
-        return entry
+        outstanding.remove(requestID)
     }
 
     /// Fails every request whose deadline has passed and arms the next sweep for the rest.
@@ -156,17 +210,16 @@ final class CastMessageRouter: ChannelDuplexHandler {
         guard armedSweep?.deadline == deadline else { return }
         armedSweep = nil
         let now = eventLoop.now
-        let overdue = outstanding.filter { $0.value.deadline <= now }
-        for (requestID, entry) in overdue.sorted(by: { $0.key < $1.key }) {
-            removeOutstanding(requestID)
+        for entry in outstanding.all where entry.deadline <= now {
+            removeOutstanding(entry.request.requestID)
             entry.request.promise.fail(
                 CastTransportError(
                     .requestTimedOut,
-                    "no reply to request \(requestID) on \(entry.request.message.namespace)"
+                    "no reply to request \(entry.request.requestID) on \(entry.request.message.namespace)"
                 )
             )
         }
-        if let earliest = outstanding.values.lazy.map(\.deadline).min() { armSweep(at: earliest, on: eventLoop) }
+        if let earliest = outstanding.all.lazy.map(\.deadline).min() { armSweep(at: earliest, on: eventLoop) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -182,18 +235,14 @@ final class CastMessageRouter: ChannelDuplexHandler {
         isClosed = true
         cancelSweep()
         let error = closedError()
-        let entries = outstanding
-        outstanding = [:]
-        for (_, entry) in entries { entry.request.promise.fail(error) }
+        for entry in outstanding.removeAll() { entry.request.promise.fail(error) }
         closed(failure)
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelSweep()
-        let entries = outstanding
-        outstanding = [:]
-        for (_, entry) in entries { entry.request.promise.fail(closedError()) }
+        for entry in outstanding.removeAll() { entry.request.promise.fail(closedError()) }
     }
 
     private func closedError() -> CastTransportError {

@@ -21,12 +21,22 @@ extension JSONValue {
     }
 
     /// The compact JSON text of this value, object keys sorted.
-    public var jsonString: String {
-        // Written as UTF-8 bytes, made a `String` once: appending to a `String` piece by piece costs several
-        // times more (each append checks the grapheme boundary where the pieces meet).
+    public var jsonString: String { Self.text { write(to: &$0) } }
+
+    /// The JSON text of this object with `member` added (replacing a member of the same key), as if it were set
+    /// first: how a request gets its `requestId` without copying its payload's dictionary. Other values are
+    /// written as they are.
+    package func jsonString(adding member: (key: String, value: JSONValue)) -> String {
+        guard case .object(let members) = self else { return jsonString }
+        return Self.text { Self.write(members: members, adding: member, to: &$0) }
+    }
+
+    /// Text written as UTF-8 bytes, made a `String` once: appending to a `String` piece by piece costs several
+    /// times more (each append checks the grapheme boundary where the pieces meet).
+    private static func text(_ write: (inout [UInt8]) -> Void) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(1024)
-        write(to: &output)
+        write(&output)
         return String(decoding: output, as: UTF8.self)
     }
 
@@ -43,26 +53,41 @@ extension JSONValue {
                 value.write(to: &output)
             }
             output.append(UInt8(ascii: "]"))
-        case .object(let members):
-            output.append(UInt8(ascii: "{"))
-            // Sorted as pairs (looking each key up again would hash it a second time), in temporary storage: on
-            // the stack for an object of a few dozen members, where an array would be a heap allocation for each
-            // object written.
-            withUnsafeTemporaryAllocation(of: (key: String, value: JSONValue).self, capacity: members.count) {
-                storage in
-                var sorted = storage
-                _ = sorted.initialize(fromContentsOf: members)
-                defer { sorted.deinitialize() }
-                sorted.sort { $0.key < $1.key }
-                for index in sorted.indices {
-                    if index > 0 { output.append(UInt8(ascii: ",")) }
-                    Self.write(string: sorted[index].key, to: &output)
-                    output.append(UInt8(ascii: ":"))
-                    sorted[index].value.write(to: &output)
-                }
-            }
-            output.append(UInt8(ascii: "}"))
+        case .object(let members): Self.write(members: members, adding: nil, to: &output)
         }
+    }
+
+    private static func write(
+        members: [String: JSONValue],
+        adding extra: (key: String, value: JSONValue)?,
+        to output: inout [UInt8]
+    ) {
+        output.append(UInt8(ascii: "{"))
+        // Sorted as pairs (looking each key up again would hash it a second time), in temporary storage: on the
+        // stack for an object of a few dozen members, where an array would be a heap allocation for each object
+        // written.
+        withUnsafeTemporaryAllocation(of: (key: String, value: JSONValue).self, capacity: members.count + 1) {
+            storage in
+            var count = 0
+            for member in members where member.key != extra?.key {
+                storage.initializeElement(at: count, to: member)
+                count += 1
+            }
+            if let extra {
+                storage.initializeElement(at: count, to: extra)
+                count += 1
+            }
+            var sorted = UnsafeMutableBufferPointer(rebasing: storage[..<count])
+            defer { sorted.deinitialize() }
+            sorted.sort { $0.key < $1.key }
+            for index in sorted.indices {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                write(string: sorted[index].key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                sorted[index].value.write(to: &output)
+            }
+        }
+        output.append(UInt8(ascii: "}"))
     }
 
     /// An integral number without a fraction (its digits written directly), any other as Swift's shortest
@@ -191,7 +216,9 @@ private struct JSONParser {
             return .object([:])
         }
         // Members gather on a stack shared by all nesting levels, then fill a dictionary sized once (growing one
-        // member at a time rehashed it at every power of two).
+        // member at a time rehashed it at every power of two). The stack starts with room for a media status's
+        // open objects, so that it is allocated once per document rather than at every power of two.
+        if pendingMembers.capacity == 0 { pendingMembers.reserveCapacity(32) }
         let start = pendingMembers.count
         defer { pendingMembers.removeSubrange(start...) }
         while true {
@@ -257,28 +284,59 @@ private struct JSONParser {
         let integerDigits = digits()
         guard integerDigits > 0 else { throw error("expected digits") }
         guard integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else { throw error("leading zeros") }
+        var fractionDigits = 0
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
-            guard digits() > 0 else { throw error("expected digits after '.'") }
+            fractionDigits = digits()
+            guard fractionDigits > 0 else { throw error("expected digits after '.'") }
         }
+        var exponent = 0
+        var exponentDigits = 0
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
+            var sign = 1
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                if bytes[index] == UInt8(ascii: "-") { sign = -1 }
                 index += 1
             }
-            guard digits() > 0 else { throw error("expected exponent digits") }
+            let exponentStart = index
+            exponentDigits = digits()
+            guard exponentDigits > 0 else { throw error("expected exponent digits") }
+            if exponentDigits <= 4 {
+                for byte in bytes[exponentStart..<index] { exponent = exponent * 10 + Int(byte - UInt8(ascii: "0")) }
+                exponent *= sign
+            }
         }
-        if index - start == integerDigits + (start == integerStart ? 0 : 1), integerDigits <= 15 {
-            // An integer that a Double holds exactly: no text to convert.
-            var value = 0
-            for byte in bytes[integerStart..<index] { value = value * 10 + Int(byte - UInt8(ascii: "0")) }
-            return .number(start == integerStart ? Double(value) : -Double(value))
+        if integerDigits + fractionDigits <= 15, exponentDigits <= 4 {
+            // The digits make an integer a Double holds exactly, and a power of ten up to 10^22 is exact too, so
+            // one multiplication or division rounds correctly (Clinger's fast path): no text to convert.
+            var mantissa = 0
+            for byte in bytes[integerStart..<integerStart + integerDigits] {
+                mantissa = mantissa * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            if fractionDigits > 0 {
+                let fractionStart = integerStart + integerDigits + 1
+                for byte in bytes[fractionStart..<fractionStart + fractionDigits] {
+                    mantissa = mantissa * 10 + Int(byte - UInt8(ascii: "0"))
+                }
+            }
+            let scale = exponent - fractionDigits
+            if mantissa == 0 || (-22...22).contains(scale) {
+                var value = Double(mantissa)
+                if mantissa != 0 {
+                    value = scale < 0 ? value / Self.powersOfTen[-scale] : value * Self.powersOfTen[scale]
+                }
+                return .number(start == integerStart ? value : -value)
+            }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         // `Double("1e400")` is infinity: a number beyond Double's range is an error, not a value no JSON can write.
         guard let value = Double(text), value.isFinite else { throw error("number out of range") }
         return .number(value)
     }
+
+    /// 10^0 … 10^22, every one exact in a Double.
+    private static let powersOfTen: [Double] = (0...22).map { (0..<$0).reduce(1.0) { value, _ in value * 10 } }
 
     private mutating func parseHex4() throws -> UInt32 {
         guard bytes.count - index >= 4 else { throw error("truncated \\u escape") }

@@ -20,6 +20,9 @@ extension JSONValue {
         }
         set {
             guard case .object(var object) = self else { return }
+            // Let go of this value's reference first, so that a dictionary only this value holds is changed in
+            // place instead of copied.
+            self = .null
             object[key] = newValue
             self = .object(object)
         }
