@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import SwiftProtobuf
 import Testing
 
@@ -101,6 +102,37 @@ struct CastMessageWireTests {
 
     /// Google namespaces are read as their shared constants; a namespace of the same length that differs in one
     /// byte, a longer or shorter one, is read as itself.
+    /// A connection's decoder takes a long id equal to the last one read from there (its storage), and reads any
+    /// other as it is.
+    @Test func longIdsEqualToTheLastOnesReadAreReused() throws {
+        let storage = { (text: String) in text.utf8.withContiguousStorageIfAvailable { $0.baseAddress } ?? nil }
+        let transport = "web-\(String(repeating: "t", count: 30))"
+        let sender = "sender-\(String(repeating: "s", count: 30))"
+        let messages = [
+            (transport, sender), (transport, sender), (transport + "2", "*"), (transport + "2", sender),
+            ("short", "sender-0"), (transport + "2", sender),
+        ].map { source, destination in
+            CastMessage(
+                sourceID: source,
+                destinationID: destination,
+                namespace: Self.namespace,
+                payload: .string(#"{"type":"PING"}"#)
+            )
+        }
+        var buffer = ByteBuffer()
+        for message in messages { buffer.writeBytes(try message.encodedFrame()) }
+        var decoder = CastMessageDecoder()
+        var decoded: [CastMessage] = []
+        while let message = try decoder.decodeFrame(from: &buffer) { decoded.append(message) }
+        #expect(decoded == messages)
+        #expect(storage(decoded[1].sourceID) == storage(decoded[0].sourceID))
+        #expect(storage(decoded[1].destinationID) == storage(decoded[0].destinationID))
+        #expect(storage(decoded[2].sourceID) != storage(decoded[0].sourceID))
+        #expect(storage(decoded[3].sourceID) == storage(decoded[2].sourceID))
+        #expect(storage(decoded[3].destinationID) == storage(decoded[0].destinationID))
+        #expect(storage(decoded[5].sourceID) == storage(decoded[2].sourceID))
+    }
+
     @Test(arguments: [
         CastNamespace.heartbeat, CastNamespace.media, CastNamespace.receiver, CastNamespace.connection,
         "urn:x-cast:com.google.cast.tp.heartbeaT", "Urn:x-cast:com.google.cast.tp.heartbeat",

@@ -619,6 +619,8 @@ struct JSONValueTests {
             var text = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
             if text.hasPrefix(".") { text = "0" + text }
             if text.hasSuffix(".") { text += "0" }
+            // Zeros right after the point (as in a position's seconds) are no significant digits.
+            if random.next() % 4 == 0 { text = "0." + String(repeating: "0", count: Int(random.next() % 8)) + digits }
             if random.next() % 2 == 0 { text += "e\(Int(random.next() % 60) - 30)" }
             texts.append(random.next() % 4 == 0 ? "-" + text : text)
         }

@@ -18,6 +18,8 @@ struct CastMessageDecoder: ByteToMessageDecoder {
     typealias InboundOut = CastMessage
 
     var maximumBodyLength = CastFrame.maximumBodyLength
+    /// The connection's recent ids, reused by the messages that repeat them.
+    private var recentIDs = CastMessageWire.RecentIDs()
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let message = try decodeFrame(from: &buffer) else { return .needMoreData }
@@ -48,7 +50,7 @@ struct CastMessageDecoder: ByteToMessageDecoder {
     }
 
     /// One frame from `buffer`, or `nil` when more bytes are needed.
-    func decodeFrame(from buffer: inout ByteBuffer) throws -> CastMessage? {
+    mutating func decodeFrame(from buffer: inout ByteBuffer) throws -> CastMessage? {
         guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
             return nil
         }
@@ -65,20 +67,24 @@ struct CastMessageDecoder: ByteToMessageDecoder {
         buffer.moveReaderIndex(forwardBy: CastFrame.headerLength)
         defer { buffer.moveReaderIndex(forwardBy: Int(length)) }
         return try buffer.withUnsafeReadableBytes { bytes in
-            try Self.decodeMessage(UnsafeRawBufferPointer(rebasing: bytes[..<Int(length)]))
+            try Self.decodeMessage(UnsafeRawBufferPointer(rebasing: bytes[..<Int(length)]), recentIDs: &recentIDs)
         }
     }
 
     /// Decodes and validates one frame body.
     static func decodeMessage(_ body: [UInt8]) throws -> CastMessage {
-        try body.withUnsafeBytes { try decodeMessage($0) }
+        var recentIDs = CastMessageWire.RecentIDs()
+        return try body.withUnsafeBytes { try decodeMessage($0, recentIDs: &recentIDs) }
     }
 
     /// Decodes and validates one frame body.
-    static func decodeMessage(_ body: UnsafeRawBufferPointer) throws -> CastMessage {
+    static func decodeMessage(
+        _ body: UnsafeRawBufferPointer,
+        recentIDs: inout CastMessageWire.RecentIDs
+    ) throws -> CastMessage {
         let fields: CastMessageWire.Fields
         do {
-            fields = try CastMessageWire.readFields(body)
+            fields = try CastMessageWire.readFields(body, recent: &recentIDs)
         } catch {
             switch error {
             case .missingRequiredFields:
@@ -129,7 +135,8 @@ extension CastMessage {
     /// Decodes one complete frame (length prefix included), with the same checks the connection applies.
     public init(frame: [UInt8]) throws {
         var buffer = ByteBuffer(bytes: frame)
-        guard let message = try CastMessageDecoder().decodeFrame(from: &buffer) else {
+        var decoder = CastMessageDecoder()
+        guard let message = try decoder.decodeFrame(from: &buffer) else {
             throw CastTransportError(.truncatedFrame, "the frame is shorter than its declared length")
         }
         guard buffer.readableBytes == 0 else {

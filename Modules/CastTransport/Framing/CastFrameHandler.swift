@@ -19,7 +19,7 @@ final class CastFrameHandler: ChannelDuplexHandler {
     typealias OutboundIn = CastMessage
     typealias OutboundOut = ByteBuffer
 
-    private let decoder = CastMessageDecoder()
+    private var decoder = CastMessageDecoder()
     /// The bytes of a frame that has not arrived whole yet.
     private var unfinished: ByteBuffer?
     private var hasFailed = false

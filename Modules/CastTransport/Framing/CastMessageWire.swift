@@ -104,8 +104,21 @@ enum CastMessageWire {
         var continued = false
     }
 
+    /// The last long source and destination ids a connection read. Its messages repeat them (the peer's transport
+    /// id, our own sender id), and one more than 15 bytes long would be a new string, an allocation, every time.
+    struct RecentIDs {
+        var sourceID: String?
+        var destinationID: String?
+    }
+
     /// Reads the fields of one body.
     static func readFields(_ body: UnsafeRawBufferPointer) throws(DecodingFailure) -> Fields {
+        var recent = RecentIDs()
+        return try readFields(body, recent: &recent)
+    }
+
+    /// Reads the fields of one body, taking ids equal to `recent` ones from there instead of making them again.
+    static func readFields(_ body: UnsafeRawBufferPointer, recent: inout RecentIDs) throws(DecodingFailure) -> Fields {
         var reader = Reader(bytes: body)
         var fields = Fields()
         while !reader.isAtEnd {
@@ -115,8 +128,10 @@ enum CastMessageWire {
                 // Unknown enum values are kept as unknown fields, so they leave the field unset.
                 let value = Int32(truncatingIfNeeded: try reader.readVarint())
                 if (0...3).contains(value) { fields.protocolVersion = Int(value) }
-            case (Field.sourceID, WireType.lengthDelimited): fields.sourceID = try reader.readString()
-            case (Field.destinationID, WireType.lengthDelimited): fields.destinationID = try reader.readString()
+            case (Field.sourceID, WireType.lengthDelimited):
+                fields.sourceID = try reader.readString(reusing: &recent.sourceID)
+            case (Field.destinationID, WireType.lengthDelimited):
+                fields.destinationID = try reader.readString(reusing: &recent.destinationID)
             case (Field.namespace, WireType.lengthDelimited): fields.namespace = try reader.readNamespace()
             case (Field.payloadType, WireType.varint):
                 let value = Int32(truncatingIfNeeded: try reader.readVarint())
@@ -181,6 +196,22 @@ enum CastMessageWire {
                 return String(copying: span)
             }
             guard let text else { throw .malformed("a string field is not UTF-8") }
+            return text
+        }
+
+        /// `recent` when it has the same bytes, else a new string, which becomes `recent` when it is too long to
+        /// be stored inline (a string of at most 15 bytes costs no allocation anyway).
+        mutating func readString(reusing recent: inout String?) throws(DecodingFailure) -> String {
+            let start = index
+            let bytes = try readLengthDelimited()
+            if bytes.count > 15, var known = recent, known.utf8.count == bytes.count,
+                known.withUTF8({ $0.elementsEqual(bytes) })
+            {
+                return known
+            }
+            index = start
+            let text = try readString()
+            if bytes.count > 15 { recent = text }
             return text
         }
 

@@ -307,32 +307,47 @@ private struct JSONParser {
                 exponent *= sign
             }
         }
-        if integerDigits + fractionDigits <= 15, exponentDigits <= 4 {
-            // The digits make an integer a Double holds exactly, and a power of ten up to 10^22 is exact too, so
-            // one multiplication or division rounds correctly (Clinger's fast path): no text to convert.
-            var mantissa = 0
-            for byte in bytes[integerStart..<integerStart + integerDigits] {
-                mantissa = mantissa * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            if fractionDigits > 0 {
-                let fractionStart = integerStart + integerDigits + 1
-                for byte in bytes[fractionStart..<fractionStart + fractionDigits] {
-                    mantissa = mantissa * 10 + Int(byte - UInt8(ascii: "0"))
-                }
-            }
-            let scale = exponent - fractionDigits
-            if mantissa == 0 || (-22...22).contains(scale) {
-                var value = Double(mantissa)
-                if mantissa != 0 {
-                    value = scale < 0 ? value / Self.powersOfTen[-scale] : value * Self.powersOfTen[scale]
-                }
-                return .number(start == integerStart ? value : -value)
-            }
+        if exponentDigits <= 4,
+            let value = Self.exactValue(
+                of: bytes[integerStart..<integerStart + integerDigits],
+                fraction: fractionDigits > 0
+                    ? bytes[integerStart + integerDigits + 1..<integerStart + integerDigits + 1 + fractionDigits] : nil,
+                exponent: exponent
+            )
+        {
+            return .number(start == integerStart ? value : -value)
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         // `Double("1e400")` is infinity: a number beyond Double's range is an error, not a value no JSON can write.
         guard let value = Double(text), value.isFinite else { throw error("number out of range") }
         return .number(value)
+    }
+
+    /// The value of these digits times 10^`exponent` without converting text, when that is exact: the digits make
+    /// an integer below 2^53 (leading zeros aside), which a Double holds exactly, and 10^k up to 10^22 is exact
+    /// too, so one multiplication or division rounds correctly (Clinger's fast path). `nil` otherwise.
+    private static func exactValue(
+        of integer: Slice<UnsafeBufferPointer<UInt8>>,
+        fraction: Slice<UnsafeBufferPointer<UInt8>>?,
+        exponent: Int
+    ) -> Double? {
+        var mantissa: UInt64 = 0
+        var significantDigits = 0
+        func add(_ digits: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+            for byte in digits {
+                if mantissa == 0 && byte == UInt8(ascii: "0") { continue }
+                significantDigits += 1
+                guard significantDigits <= 16 else { return false }
+                mantissa = mantissa * 10 + UInt64(byte - UInt8(ascii: "0"))
+            }
+            return true
+        }
+        guard add(integer), fraction.map(add) ?? true, mantissa <= 1 << 53 else { return nil }
+        if mantissa == 0 { return 0 }
+        let scale = exponent - (fraction?.count ?? 0)
+        guard (-22...22).contains(scale) else { return nil }
+        let value = Double(mantissa)
+        return scale < 0 ? value / powersOfTen[-scale] : value * powersOfTen[scale]
     }
 
     /// 10^0 … 10^22, every one exact in a Double.
