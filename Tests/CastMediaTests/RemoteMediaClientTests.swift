@@ -395,7 +395,7 @@ import Testing
     }
 
     /// Every caller awaiting one request gets its outcome (the first waiter is kept apart from the others).
-    @Test func everyWaiterGetsTheOutcome() async throws {
+    @Test(.timeLimit(.minutes(1))) func everyWaiterGetsTheOutcome() async throws {
         let (client, channel) = makeClient()
         channel.hold()
         let request = client.requestStatus()

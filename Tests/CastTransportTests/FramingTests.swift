@@ -609,11 +609,12 @@ struct JSONValueTests {
             "0", "-0", "0.5", "-0.5", "1e22", "1e23", "1e-22", "1e-23", "123456789012345", "1234567890123456",
             "999999999999999.9", "0.000000000000000000001", "4.35", "0.1", "0.3", "1.7976931348623157e308",
             "2.2250738585072014e-308", "5e-324", "9007199254740993", "0.0006363340000064", "12.5E+3", "7e0",
-            "-1.5e-7", "3.0e000001", "1e00030", "0e999", "0.0e-999",
+            "-1.5e-7", "3.0e000001", "1e00030", "0e999", "0.0e-999", "1e0010", "25e-0003", "1e-0022", "1e0023",
+            "9007199254740992", "-9007199254740992e-22", "12345e-9999",
         ]
         var random = SplitMix64(seed: 12)
         for _ in 0..<4000 {
-            // Up to 18 digits (past the fast path's 15), no leading zero, a point anywhere.
+            // Up to 18 digits (past the fast path's 16), no leading zero, a point anywhere.
             let digits = String(random.next() % 1_000_000_000_000_000_000)
             let point = Int(random.next() % UInt64(digits.count + 1))
             var text = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))

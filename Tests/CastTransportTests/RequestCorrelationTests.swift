@@ -313,7 +313,7 @@ struct RouterCorrelationTests {
 
     /// Without a write promise, a request the framing would refuse is failed before anything is written or kept.
     @Test func anOversizedRequestWithoutAWritePromiseFailsAsTooLarge() throws {
-        let (channel, _) = try makeChannel()
+        let (channel, recorder) = try makeChannel()
         let promise = channel.eventLoop.makePromise(of: CastMessage.self)
         let probe = FutureProbe(promise.futureResult)
         let message = CastMessage(
@@ -335,8 +335,28 @@ struct RouterCorrelationTests {
         // Nothing kept: no timeout fires later, and a reply with its id is an ordinary message.
         channel.embeddedEventLoop.advanceTime(by: .seconds(10))
         #expect(probe.transportError?.code == .messageTooLarge)
+        try channel.writeInbound(reply(1, to: "sender-0"))
+        #expect(recorder.delivered == [reply(1, to: "sender-0")])
         #expect(channel.isActive)
         _ = try channel.finish()
+    }
+
+    /// A `requestId` used again while a request still waits under it (the ids wrapped around) fails the older one:
+    /// its reply could no longer be told apart. The newer gets the reply.
+    @Test(arguments: [true, false])
+    func aRequestIdUsedAgainFailsTheRequestWaitingUnderIt(writePromise: Bool) throws {
+        let (channel, _) = try makeChannel()
+        let other = try sendRequest(channel, id: 2, writePromise: writePromise)
+        let older = try sendRequest(channel, id: 1, writePromise: writePromise)
+        let newer = try sendRequest(channel, id: 1, writePromise: writePromise)
+        let again = try sendRequest(channel, id: 2, writePromise: writePromise)
+        #expect(older.transportError?.code == .requestTimedOut)
+        #expect(other.transportError?.code == .requestTimedOut)
+        try channel.writeInbound(reply(1, to: "sender-0"))
+        try channel.writeInbound(reply(2, to: "sender-0"))
+        #expect(newer.value == reply(1, to: "sender-0"))
+        #expect(again.value == reply(2, to: "sender-0"))
+        #expect(try channel.finish().isClean)
     }
 
     @Test func failedWriteFailsTheRequest() throws {

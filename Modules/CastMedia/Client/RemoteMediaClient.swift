@@ -269,6 +269,7 @@ public final class RemoteMediaClient: Sendable {
         replaces group: String? = nil
     ) -> MediaRequest {
         // Room for `type` and `mediaSessionId` made at once (adding them one at a time grew the dictionary twice).
+        assert(payload.objectValue != nil, "a media request's payload is a JSON object")
         var members = payload.objectValue ?? [:]
         members.reserveCapacity(members.count + 2)
         members["type"] = .string(type)

@@ -675,9 +675,10 @@ public final class CastConnection: Sendable {
             timeout: TimeAmount(timeout ?? configuration.requestTimeout),
             promise: promise
         )
-        // Written now on the loop of an open channel, the request reaches the router, which ends it from then on
-        // (a failed write, a timeout, the channel's end). A write that may never reach it (queued, or the channel
-        // closing in between) must still end the request.
+        // Written now on the loop of an open channel, the request reaches the router, which ends it from then on:
+        // a frame too large at once, otherwise its reply, its timeout or the channel's end (a failed write closes
+        // the channel). A write that may never reach it (queued, or the channel closing in between) must still end
+        // the request.
         var written: EventLoopPromise<Void>?
         if !channel.eventLoop.inEventLoop || !channel.isActive || pendingPosts.load(ordering: .acquiring) > 0 {
             written = channel.eventLoop.makePromise(of: Void.self)

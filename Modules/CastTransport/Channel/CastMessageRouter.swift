@@ -58,15 +58,16 @@ final class CastMessageRouter: ChannelDuplexHandler {
 
         var isEmpty: Bool { first == nil && others.isEmpty }
 
-        /// Adds `entry`, replacing one of the same `requestId`.
-        mutating func insert(_ entry: Outstanding) {
+        /// Adds `entry`; answers the entry of the same `requestId` it replaces, if any (a wrapped-around id still
+        /// waiting), for the caller to end.
+        mutating func insert(_ entry: Outstanding) -> Outstanding? {
             let requestID = entry.request.requestID
-            if first == nil || first?.request.requestID == requestID {
-                if !others.isEmpty { others.removeValue(forKey: requestID) }
-                first = entry
-            } else {
-                others[requestID] = entry
+            if let current = first, current.request.requestID != requestID {
+                return others.updateValue(entry, forKey: requestID)
             }
+            let replaced = first ?? (others.isEmpty ? nil : others.removeValue(forKey: requestID))
+            first = entry
+            return replaced
         }
 
         mutating func remove(_ requestID: Int) -> Outstanding? {
@@ -77,6 +78,11 @@ final class CastMessageRouter: ChannelDuplexHandler {
             guard !others.isEmpty, let entry = others.removeValue(forKey: requestID) else { return nil }
             if others.isEmpty { others = [:] }
             return entry
+        }
+
+        /// The earliest deadline of them all.
+        var earliestDeadline: NIODeadline? {
+            [first?.deadline, others.values.lazy.map(\.deadline).min()].compactMap { $0 }.min()
         }
 
         /// Every entry, in `requestId` order.
@@ -165,12 +171,12 @@ final class CastMessageRouter: ChannelDuplexHandler {
                     request.promise.fail(error)
                     return
                 }
-                outstanding.insert(Outstanding(request: request, deadline: deadline))
+                track(Outstanding(request: request, deadline: deadline))
                 armSweep(at: deadline, on: context.eventLoop)
                 context.write(wrapOutboundOut(request.message), promise: nil)
                 return
             }
-            outstanding.insert(Outstanding(request: request, deadline: deadline))
+            track(Outstanding(request: request, deadline: deadline))
             armSweep(at: deadline, on: context.eventLoop)
             let writePromise = context.eventLoop.makePromise(of: Void.self)
             // Strong captures here and in the sweep: a write promise always completes and the sweep is cancelled
@@ -182,6 +188,19 @@ final class CastMessageRouter: ChannelDuplexHandler {
             writePromise.futureResult.cascade(to: promise)
             context.write(wrapOutboundOut(request.message), promise: writePromise)
         }
+    }
+
+    /// Keeps `entry` until its reply; a request still waiting under the same `requestId` (the ids wrapped around
+    /// while it waited) fails, as it can no longer be told apart.
+    private func track(_ entry: Outstanding) {
+        guard let replaced = outstanding.insert(entry) else { return }
+        replaced.request.promise.fail(
+            CastTransportError(
+                .requestTimedOut,
+                "request \(replaced.request.requestID) on \(replaced.request.message.namespace) got no reply before "
+                    + "its id was used again"
+            )
+        )
     }
 
     /// Arms a sweep for `deadline` unless one comes before it (that one re-arms for what is left); a later one is
@@ -211,7 +230,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
         armedSweep = nil
         let now = eventLoop.now
         for entry in outstanding.all where entry.deadline <= now {
-            removeOutstanding(entry.request.requestID)
+            guard removeOutstanding(entry.request.requestID) != nil else { continue }
             entry.request.promise.fail(
                 CastTransportError(
                     .requestTimedOut,
@@ -219,7 +238,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
                 )
             )
         }
-        if let earliest = outstanding.all.lazy.map(\.deadline).min() { armSweep(at: earliest, on: eventLoop) }
+        if let earliest = outstanding.earliestDeadline { armSweep(at: earliest, on: eventLoop) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -328,7 +328,7 @@ private struct JSONParser {
     }
 
     /// The value of these digits times 10^`exponent` without converting text, when that is exact: the digits make
-    /// an integer below 2^53 (leading zeros aside), which a Double holds exactly, and 10^k up to 10^22 is exact
+    /// an integer of at most 2^53 (leading zeros aside), which a Double holds exactly, and 10^k up to 10^22 is exact
     /// too, so one multiplication or division rounds correctly (Clinger's fast path). `nil` otherwise.
     private static func exactValue(
         of integer: Slice<UnsafeBufferPointer<UInt8>>,
