@@ -105,9 +105,7 @@ struct RawCapture: Sendable {
             throw CastStreamingError(.captureFailed, "ffmpeg did not run: \(error)", cause: error)
         }
         guard result.terminationStatus.isSuccess || Task.isCancelled else {
-            let complaint = (result.standardError ?? "").split(whereSeparator: \.isNewline).suffix(3).joined(
-                separator: " / "
-            )
+            let complaint = result.standardError.split(whereSeparator: \.isNewline).suffix(3).joined(separator: " / ")
             throw CastStreamingError(.captureFailed, "ffmpeg failed (\(result.terminationStatus)): \(complaint)")
         }
     }
