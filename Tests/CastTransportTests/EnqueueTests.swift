@@ -77,6 +77,45 @@ struct EnqueueTests {
         await harness.server.close()
     }
 
+    /// A request over the frame limit fails with `messageTooLarge`, whether it is written on the connection's event
+    /// loop (nobody waits for that write: the router checks the size) or from elsewhere; the connection stays up and
+    /// the next request is answered.
+    @Test(.timeLimit(.minutes(2)), arguments: [true, false])
+    func aRequestOverTheLimitFailsAndTheConnectionStays(onTheEventLoop: Bool) async throws {
+        let harness = try await LoopbackHarness.start()
+        let (client, peer) = try await harness.connectClient()
+        let padding = JSONValue.string(String(repeating: "x", count: CastFrame.maximumBodyLength))
+        let executor = onTheEventLoop ? client.taskExecutor : nil
+        await expectTransportError(.messageTooLarge) {
+            try await withTaskExecutorPreference(executor) {
+                try await client.startRequest(
+                    namespace: Self.namespace,
+                    to: CastEndpoint.receiver,
+                    payload: ["type": "HUGE", "padding": padding]
+                ).response()
+            }
+        }
+        let answered = Task(executorPreference: executor) {
+            try await client.request(namespace: Self.namespace, to: CastEndpoint.receiver, payload: ["type": "small"])
+        }
+        var request = try #require(try await peer.messages.next(within: .seconds(60), "the small request"))
+        while request.namespace != Self.namespace {
+            request = try #require(try await peer.messages.next(within: .seconds(60), "the small request"))
+        }
+        #expect(try request.json()["type"] == "small")
+        let requestID = try #require(try request.json()["requestId"])
+        try await peer.connection.send(
+            namespace: Self.namespace,
+            to: request.sourceID,
+            payload: ["type": "answer", "requestId": requestID],
+            from: request.destinationID
+        )
+        #expect(try await answered.value.json()["type"] == "answer")
+        #expect(client.isConnected)
+        await client.close()
+        await harness.server.close()
+    }
+
     /// A message over the frame limit is refused before it is queued, and the connection stays up.
     @Test(.timeLimit(.minutes(2)))
     func aMessageOverTheLimitIsRefusedAndTheConnectionStays() async throws {

@@ -650,6 +650,37 @@ struct JSONValueTests {
         #expect(JSONValue.array([1]).jsonString(adding: ("requestId", 1)) == "[1]")
     }
 
+    /// Over random objects, the member added as the text is written gives the text of setting it first.
+    @Test func aMemberAddedAsWrittenIsTheMemberSet() throws {
+        var random = SplitMix64(seed: 7)
+        let keys = ["requestId", "type", "a", "é", "we\"ird", "mediaSessionId", "z", ""]
+        func value(_ depth: Int) -> JSONValue {
+            switch random.next() % (depth > 2 ? 4 : 6) {
+            case 0: return .number(Double(Int(random.next() % 2_000)) / 8)
+            case 1: return .string(keys[Int(random.next() % UInt64(keys.count))])
+            case 2: return .bool(random.next() % 2 == 0)
+            case 3: return .null
+            case 4: return .array((0..<Int(random.next() % 3)).map { _ in value(depth + 1) })
+            default: return object(depth + 1)
+            }
+        }
+        func object(_ depth: Int) -> JSONValue {
+            var members: [String: JSONValue] = [:]
+            for _ in 0..<Int(random.next() % 5) {
+                members[keys[Int(random.next() % UInt64(keys.count))]] = value(depth)
+            }
+            return .object(members)
+        }
+        for _ in 0..<500 {
+            let payload = object(0)
+            let key = keys[Int(random.next() % UInt64(keys.count))]
+            let added = value(1)
+            var set = payload
+            set[key] = added
+            #expect(payload.jsonString(adding: (key, added)) == set.jsonString)
+        }
+    }
+
     /// Setting a member changes the object held, and no other copy of it.
     @Test func settingAMemberLeavesOtherCopiesAlone() throws {
         var value: JSONValue = ["a": 1]
