@@ -265,6 +265,7 @@ struct HeartbeatTests {
         try expectNoOutbound(channel)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
         try expectPing(channel, from: "receiver-0", to: "sender-0")
+        _ = try channel.finish()
     }
 
     // MARK: - Dead peer

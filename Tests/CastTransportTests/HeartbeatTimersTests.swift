@@ -89,6 +89,7 @@ struct HeartbeatTimersTests {
         loop.advanceTime(by: .seconds(1))
         #expect(fired.counts.count == 1)
         #expect(fired.counts.values.allSatisfy { $0 == 1 })
+        timers = []  // each timer's closure holds the array that holds it
     }
 
     @Test func loopsOnOneThreadKeepTheirTimersApart() {

@@ -113,6 +113,7 @@ struct RouterCorrelationTests {
         #expect(probe.transportError?.code == .connectionClosed)
         #expect(weakRouter == nil, "the sweep still holds the router")
         #expect(weakHeartbeat == nil, "the heartbeat's timer still holds its handler")
+        _ = try? channel.finish(acceptAlreadyClosed: true)
     }
 
     @Test func sendCommandIsWrittenAsIs() throws {

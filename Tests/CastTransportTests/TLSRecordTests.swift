@@ -45,6 +45,12 @@ struct TLSRecordTests {
             return bytes.count
         }
 
+        /// Ends both channels (an embedded channel left open keeps its pipeline, and its handlers, alive).
+        func finish() {
+            _ = try? server.finish(acceptAlreadyClosed: true)
+            _ = try? client.finish(acceptAlreadyClosed: true)
+        }
+
         /// The plaintext buffers `channel` delivered upwards, in order.
         func delivered(to channel: EmbeddedChannel) throws -> [[UInt8]] {
             var buffers: [[UInt8]] = []
@@ -82,6 +88,7 @@ struct TLSRecordTests {
 
     @Test func writesBetweenTwoFlushesGoDownAsOneBufferOfOneRecordEachAndEveryPromiseCompletes() throws {
         let pair = try Pair()
+        defer { pair.finish() }
         var futures: [EventLoopFuture<Void>] = []
         for index in 0..<32 {
             let promise = pair.client.eventLoop.makePromise(of: Void.self)
@@ -101,6 +108,7 @@ struct TLSRecordTests {
 
     @Test func sealedCiphertextPastItsLimitGoesDownBeforeTheFlush() throws {
         let pair = try Pair()
+        defer { pair.finish() }
         for index in 0..<100 { pair.client.write(ByteBuffer(bytes: Self.message(index, size: 1024)), promise: nil) }
         pair.client.flush()
         let buffers = try Self.outbound(of: pair.client)
@@ -116,6 +124,7 @@ struct TLSRecordTests {
 
     @Test func theRecordsOfOneSocketReadGoUpAsOneBuffer() throws {
         let pair = try Pair()
+        defer { pair.finish() }
         var ciphertext = ByteBuffer()
         for index in 0..<5 {
             try pair.client.writeAndFlush(ByteBuffer(bytes: Self.message(index))).wait()
@@ -131,6 +140,7 @@ struct TLSRecordTests {
     /// next read.
     @Test func ciphertextArrivingAByteAtATimeIsReadWhole() throws {
         let pair = try Pair(handshake: false)
+        defer { pair.finish() }
         #expect(pair.clientTLS.peerCertificate.isEmpty, "no certificate before the handshake")
         var moved = 1
         while moved > 0 {
@@ -158,6 +168,7 @@ struct TLSRecordTests {
 
     @Test func aCloseSendsUnflushedWritesBeforeCloseNotify() throws {
         let pair = try Pair()
+        defer { pair.finish() }
         for index in 0..<3 { pair.client.write(ByteBuffer(bytes: Self.message(index)), promise: nil) }
         try pair.client.close().wait()
         let ciphertext = try pair.carry(from: pair.client, to: pair.server)
@@ -169,6 +180,7 @@ struct TLSRecordTests {
 
     @Test func anAbortFailsTheUnsealedWrites() throws {
         let pair = try Pair()
+        defer { pair.finish() }
         let promise = pair.client.eventLoop.makePromise(of: Void.self)
         pair.client.write(ByteBuffer(bytes: Self.message(0)), promise: promise)
         pair.client.pipeline.triggerUserOutboundEvent(AbortConnectionEvent(), promise: nil)
@@ -195,6 +207,7 @@ struct TLSRecordTests {
 
     @Test func anErrorAnotherCallLeftQueuedDoesNotFailTheConnection() throws {
         let pair = try Pair()
+        defer { pair.finish() }
         Self.leaveAnOpenSSLError()
         #expect(ERR_peek_error() != 0)
         try pair.client.writeAndFlush(ByteBuffer(bytes: Self.message(1))).wait()
@@ -222,6 +235,7 @@ struct TLSRecordTests {
     /// there (the OpenSSL connection is freed) instead of reading on.
     @Test func removingTheHandlerDuringARecordsDeliveryStopsTheRead() throws {
         let pair = try Pair()
+        defer { pair.finish() }
         let serverTLS = try pair.server.pipeline.syncOperations.handler(type: TLSHandler.self)
         let remover = RemovesTLSOnRead(serverTLS)
         try pair.server.pipeline.syncOperations.addHandler(remover)
@@ -230,7 +244,5 @@ struct TLSRecordTests {
         pair.client.flush()
         try pair.carry(from: pair.client, to: pair.server)
         #expect(remover.reads == 1)
-        _ = try? pair.server.finish()
-        _ = try? pair.client.finish()
     }
 }
