@@ -29,11 +29,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-swift build -c release --product cast-benchmarks >.build/bench-build.log 2>&1 || { cat .build/bench-build.log; exit 1; }
-swift build -c release --product cast-receiver >>.build/bench-build.log 2>&1 || { cat .build/bench-build.log; exit 1; }
-bin=$(swift build -c release --show-bin-path)
-mkdir -p .build/bench
-cc -O2 -o .build/bench/floor Tools/bench/floor.c -lssl -lcrypto
+source Tools/bench/common.sh
 venv=.build/interop-venv
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pychromecast" 2>/dev/null; then
     python3 -m venv "$venv"
@@ -41,26 +37,6 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pychromecast" 
 fi
 ulimit -n "$(ulimit -Hn)"
 out=$(mktemp -d .build/bench/run-XXXXXX)
-receivers=()
-trap 'for pid in "${receivers[@]}"; do kill -INT "$pid" 2>/dev/null || true; done' EXIT
-
-# Starts an emulator: LOG, then cast-receiver's flags; waits for "ready" (bounded) and sets $pid.
-start_receiver() {
-    local log=$1
-    shift
-    "$bin/cast-receiver" --no-mdns --log-level error "$@" >"$log" 2>&1 &
-    pid=$!
-    receivers+=("$pid")
-    for _ in $(seq 1 1200); do grep -q "ready" "$log" && return; sleep 0.05; done
-    echo "bench: cast-receiver did not start:" >&2
-    cat "$log" >&2
-    exit 1
-}
-
-stop_receivers() {
-    for pid in "${receivers[@]}"; do kill -INT "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-    receivers=()
-}
 
 # CPU ticks (user + system) and resident KiB of a process.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -68,7 +44,6 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 # 1. Latency and echo, the three senders interleaved against one emulated device.
 start_receiver "$out/receiver.log" --port 0
-port=$(grep -o 'on 127.0.0.1:[0-9]*' "$out/receiver.log" | head -1 | cut -d: -f2)
 receiver=$pid
 receiver_ticks=0
 for repeat in $(seq 1 "$repeats"); do

@@ -20,17 +20,9 @@ while [ $# -gt 0 ]; do
 done
 command -v perf >/dev/null || { echo "turnaround: needs perf (apt-get install linux-perf)" >&2; exit 1; }
 
-swift build -c release --product cast-benchmarks >.build/bench-build.log 2>&1 || { cat .build/bench-build.log; exit 1; }
-swift build -c release --product cast-receiver >>.build/bench-build.log 2>&1 || { cat .build/bench-build.log; exit 1; }
-bin=$(swift build -c release --show-bin-path)
-mkdir -p .build/bench
-cc -O2 -o .build/bench/floor Tools/bench/floor.c -lssl -lcrypto
+source Tools/bench/common.sh
 out=$(mktemp -d .build/bench/turnaround-XXXXXX)
-"$bin/cast-receiver" --no-mdns --log-level error --port 0 >"$out/receiver.log" 2>&1 &
-receiver=$!
-trap 'kill -INT "$receiver" 2>/dev/null || true' EXIT
-for _ in $(seq 1 1200); do grep -q "ready" "$out/receiver.log" && break; sleep 0.05; done
-port=$(grep -o 'on 127.0.0.1:[0-9]*' "$out/receiver.log" | head -1 | cut -d: -f2)
+start_receiver "$out/receiver.log" --port 0
 
 # Records one sender's reads and writes; prints the percentiles of its turnarounds and waits (µs).
 measure() {

@@ -162,7 +162,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
             }
             let requestID = request.requestID
             let deadline = context.eventLoop.now + request.timeout
-            guard let promise else {
+            if promise == nil {
                 // Nobody waits for the write: only a message the framing refuses fails it without ending the
                 // channel (which ends the request), so that is checked here and the write needs no promise.
                 do {
@@ -171,13 +171,10 @@ final class CastMessageRouter: ChannelDuplexHandler {
                     request.promise.fail(error)
                     return
                 }
-                track(Outstanding(request: request, deadline: deadline))
-                armSweep(at: deadline, on: context.eventLoop)
-                context.write(wrapOutboundOut(request.message), promise: nil)
-                return
             }
             track(Outstanding(request: request, deadline: deadline))
             armSweep(at: deadline, on: context.eventLoop)
+            guard let promise else { return context.write(wrapOutboundOut(request.message), promise: nil) }
             let writePromise = context.eventLoop.makePromise(of: Void.self)
             // Strong captures here and in the sweep: a write promise always completes and the sweep is cancelled
             // when the channel closes, and a weak capture would make every retain of the router a slow one.

@@ -186,32 +186,20 @@ enum CastMessageWire {
             return UnsafeRawBufferPointer(rebasing: bytes[index..<index + Int(length)])
         }
 
-        /// Validates through `UTF8Span`: the generic `String(validating:as:)` looked up type metadata at run time
-        /// for every field and took twice as long.
         mutating func readString() throws(DecodingFailure) -> String {
-            let bytes = try readLengthDelimited()
-            guard !bytes.isEmpty else { return "" }
-            let text = bytes.withMemoryRebound(to: UInt8.self) { bytes -> String? in
-                guard let span = try? UTF8Span(validating: bytes.span) else { return nil }
-                return String(copying: span)
-            }
-            guard let text else { throw .malformed("a string field is not UTF-8") }
-            return text
+            try Self.string(from: try readLengthDelimited())
         }
 
         /// `recent` when it has the same bytes, else a new string, which becomes `recent` when it is too long to
         /// be stored inline (a string of at most 15 bytes costs no allocation anyway).
         mutating func readString(reusing recent: inout String?) throws(DecodingFailure) -> String {
-            let start = index
             let bytes = try readLengthDelimited()
-            if bytes.count > 15, var known = recent, known.utf8.count == bytes.count,
-                known.withUTF8({ $0.elementsEqual(bytes) })
-            {
+            guard bytes.count > 15 else { return try Self.string(from: bytes) }
+            if var known = recent, known.utf8.count == bytes.count, known.withUTF8({ $0.elementsEqual(bytes) }) {
                 return known
             }
-            index = start
-            let text = try readString()
-            if bytes.count > 15 { recent = text }
+            let text = try Self.string(from: bytes)
+            recent = text
             return text
         }
 
@@ -219,13 +207,23 @@ enum CastMessageWire {
         /// bytes is past a string's inline capacity), and every later comparison with the constant is a pointer
         /// check. Any other namespace is read as a string.
         mutating func readNamespace() throws(DecodingFailure) -> String {
-            let start = index
             let bytes = try readLengthDelimited()
             for known in knownNamespaces where known.bytes.count == bytes.count {
                 if known.bytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) { return known.text }
             }
-            index = start
-            return try readString()
+            return try Self.string(from: bytes)
+        }
+
+        /// A field's bytes as a string, validated through `UTF8Span`: the generic `String(validating:as:)` looked
+        /// up type metadata at run time for every field and took twice as long.
+        private static func string(from bytes: UnsafeRawBufferPointer) throws(DecodingFailure) -> String {
+            guard !bytes.isEmpty else { return "" }
+            let text = bytes.withMemoryRebound(to: UInt8.self) { bytes -> String? in
+                guard let span = try? UTF8Span(validating: bytes.span) else { return nil }
+                return String(copying: span)
+            }
+            guard let text else { throw .malformed("a string field is not UTF-8") }
+            return text
         }
 
         /// Skips an unknown field (or a known one of another wire type), groups included, nested at most
