@@ -5,17 +5,22 @@
 # (floor.c) and swift-cast (cast-benchmarks) in turn against one cast-receiver, as Tools/bench/run.sh runs them.
 # Needs perf (Debian: linux-perf) and root or perf_event_paranoid ≤ 1; asserts nothing.
 #
-#   Tools/bench/turnaround.sh [--repeats 2] [--rounds 3000]
+#   Tools/bench/turnaround.sh [--repeats 2] [--rounds 3000] [--compare BINARY]
+#
+# --compare measures another cast-benchmarks binary in turn as well (an earlier build, copied aside): on a machine
+# whose speed drifts from day to day, only figures of one run compare.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 repeats=2
 rounds=3000
+compare=
 while [ $# -gt 0 ]; do
     case $1 in
     --repeats) repeats=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
-    *) echo "usage: $0 [--repeats N] [--rounds N]" >&2; exit 2 ;;
+    --compare) compare=$2; shift 2 ;;
+    *) echo "usage: $0 [--repeats N] [--rounds N] [--compare BINARY]" >&2; exit 2 ;;
     esac
 done
 command -v perf >/dev/null || { echo "turnaround: needs perf (apt-get install linux-perf)" >&2; exit 1; }
@@ -65,4 +70,7 @@ print("%-12s turnaround p10 %5.1f  p50 %5.1f  p90 %5.1f | wait p10 %5.1f  p50 %5
 for _ in $(seq 1 "$repeats"); do
     measure floor .build/bench/floor 127.0.0.1 "$port" 1 "$rounds" 0
     measure swift-cast "$bin/cast-benchmarks" --host "127.0.0.1:$port" --sessions 1 --rounds "$rounds" --echoes 0
+    if [ -n "$compare" ]; then
+        measure compared "$compare" --host "127.0.0.1:$port" --sessions 1 --rounds "$rounds" --echoes 0
+    fi
 done
