@@ -33,7 +33,7 @@ final class KeepAliveHTTPClient: Sendable {
     /// Opens the connection.
     static func connect(port: Int) async throws -> KeepAliveHTTPClient {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()

@@ -31,10 +31,10 @@ def check(name, condition, detail=""):
     print(f"{'PASS' if condition else 'FAIL'} {name}{(': ' + str(detail)) if detail and not condition else ''}", flush=True)
 
 
-def start_receiver(*args, banner=None):
+def start_receiver(*args, banner=None, command=(RECEIVER,), env=None):
     """Starts cast-receiver; returns its first device's port (and, into `banner`, every line it printed)."""
-    process = subprocess.Popen([RECEIVER, "--no-mdns", "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, env=ENV)
+    process = subprocess.Popen([*command, "--no-mdns", "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=env or ENV)
     receivers.append(process)
     port = None
     for line in process.stdout:
@@ -81,8 +81,8 @@ def device_auth():
           output)
 
 
-def cast(*args, timeout=60, env=None):
-    completed = subprocess.run([CAST, *args], capture_output=True, text=True, env=env or ENV, timeout=timeout)
+def cast(*args, timeout=60, env=None, command=(CAST,)):
+    completed = subprocess.run([*command, *args], capture_output=True, text=True, env=env or ENV, timeout=timeout)
     payload = None
     if "--json" in args:
         lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
@@ -422,6 +422,52 @@ def terminal_uis(port):
     check("the arrow-key choice was used", (out or {}).get("device", {}).get("port") == second, out)
     tmux("kill-session", "-t", picker)
     cast("app", "stop")
+
+
+def unprivileged():
+    """As people run them, without privileges (user nobody): the emulator accepts connections, `cast` connects and
+    plays, and the media server of `cast play FILE` serves the device's fetch. (Every check elsewhere runs as root,
+    which hid a socket option only root may set: every connection failed for everyone else.)"""
+    if os.geteuid() != 0:
+        check("unprivileged: this whole run is unprivileged already", True)
+        return
+    work = tempfile.mkdtemp(prefix="cast-e2e-nobody-")
+    try:
+        os.chmod(work, 0o755)
+        # Copies in a directory anyone may enter (the checkout may sit under one only root may).
+        binaries = []
+        for binary in (CAST, RECEIVER):
+            copy = os.path.join(work, os.path.basename(binary))
+            shutil.copy(binary, copy)
+            os.chmod(copy, 0o755)
+            binaries.append(copy)
+        state = os.path.join(work, "state")
+        os.mkdir(state)
+        os.chown(state, 65534, 65534)
+        env = dict(os.environ, HOME=state, XDG_STATE_HOME=state, XDG_CACHE_HOME=state)
+        nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+        port = start_receiver(command=(*nobody, binaries[1]), env=env)
+        check("unprivileged: cast-receiver starts", port is not None)
+        if port is None:
+            return
+        as_nobody = dict(env=env, command=(*nobody, binaries[0]))
+        code, out, text = cast("play", URL_A, "--host", f"127.0.0.1:{port}", "--detach", "--json", **as_nobody)
+        check("unprivileged: cast play URL connects and plays", code == 0 and media(out).get("playerState") == "PLAYING", text)
+        code, out, text = cast("pause", "--json", **as_nobody)
+        check("unprivileged: cast pause on the saved session", code == 0 and media(out).get("playerState") == "PAUSED", text)
+        if shutil.which("ffmpeg") is None:
+            check("ffmpeg is installed for the unprivileged local-file check (Tools/setup.sh test installs it)", False)
+            return
+        clip = os.path.join(work, "clip.mp4")
+        subprocess.run(["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-t", "2",
+                        "-c:v", "libx264", "-pix_fmt", "yuv420p", clip], check=True)
+        os.chmod(clip, 0o644)
+        fetching = start_receiver("--fetch-media", command=(*nobody, binaries[1]), env=env)
+        code, out, text = cast("play", clip, "--host", f"127.0.0.1:{fetching}", "--json", **as_nobody)
+        check("unprivileged: cast play FILE is served to the device that fetches it",
+              code == 0 and media(out).get("playerState") == "PLAYING", text)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def local_files():
@@ -999,6 +1045,7 @@ def main():
             return 2
     try:
         port = start_receiver("--default-duration", "600")
+        unprivileged()
         commands(port)
         errors(port)
         named_devices(port)

@@ -228,7 +228,7 @@ public final class CastConnection: Sendable {
         let pipeline = makePipeline()
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(TimeAmount(configuration.connectTimeout))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { [weak self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let self else { throw CastTransportError(.connectionClosed, "the connection was released") }
