@@ -6,7 +6,8 @@
 #   Tools/package-test.sh [--clean-root] [--no-build]
 # --clean-root (or CAST_PACKAGE_CLEAN_ROOT=1) also installs the .deb with apt into a fresh minimal Debian root made
 # by debootstrap (no Swift toolchain; the Depends come from the Debian mirror) and runs there, through chroot:
-# cast --version, cast --help, man cast, cast demo, castd --version, cast-receiver --help, the bash completion.
+# cast --version, cast --help, man cast, cast demo (as root and as an unprivileged user), castd --version,
+# cast-receiver --help, the bash completion.
 # Needs root and the mirror (CAST_DEBIAN_MIRROR, default: this machine's apt source); takes a few minutes.
 # Prints each check, then `package: N checks passed` or the failures; exits 1 on any failure.
 set -euo pipefail
@@ -196,6 +197,9 @@ if [ "$clean_root" = 1 ]; then
         expect "clean root: cast --help" prints "A Google Cast sender" in_root cast --help
         expect "clean root: man cast" prints "A Google Cast sender" in_root env MANPAGER=cat MANWIDTH=80 man cast
         expect "clean root: cast demo" prints "Demo complete" in_root timeout 120 cast demo
+        # castd.service runs as a throwaway user (DynamicUser), and people run cast as themselves.
+        expect "clean root: cast demo as an unprivileged user" prints "Demo complete" \
+            in_root setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp timeout 120 cast demo
         expect "clean root: castd --version" eval '[ "$(in_root castd --version)" = "$stamp" ]'
         expect "clean root: castd token" prints "^hash: " in_root castd token
         expect "clean root: cast-receiver --help" prints "^USAGE: cast-receiver" in_root cast-receiver --help
