@@ -18,10 +18,11 @@ func temporaryStateDirectory() -> String {
     return String(cString: path!)
 }
 
-/// One folder per test process under `/tmp/cast-session-tests`; folders of finished processes are removed when
-/// the next run starts, so repeated runs do not fill /tmp.
+/// One folder per test process under `/tmp/cast-session-tests-UID` (one per user: the test command also runs the
+/// suite as an unprivileged user); folders of finished processes are removed when the next run starts, so repeated
+/// runs do not fill /tmp.
 private let stateRoot: String = {
-    let root = "/tmp/cast-session-tests"
+    let root = "/tmp/cast-session-tests-\(getuid())"
     mkdir(root, 0o700)
     if let directory = opendir(root) {
         while let entry = readdir(directory) {
