@@ -18,7 +18,7 @@ public struct CastTransportError: Error, Sendable, CustomStringConvertible {
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
-        /// A frame declared a body length of zero.
+        /// A frame given to `CastMessage(frame:)` declared a body length of zero (a connection skips such frames).
         public static let emptyFrame = Code(.emptyFrame)
         /// A frame declared a body longer than the 64 KiB limit; rejected before any of it is buffered.
         public static let frameTooLarge = Code(.frameTooLarge)

@@ -325,10 +325,24 @@ struct FramingTests {
         #expect(message.namespace == Self.testNamespace)
     }
 
-    @Test func zeroLengthFrameIsEmptyFrame() {
+    /// Empty frames are skipped wherever they fall (before, between and after frames, split across reads), and
+    /// the connection goes on: go-chromecast's reader tolerates them, so ours does too (cast-protocol.md §1.2).
+    @Test func zeroLengthFramesAreSkipped() throws {
         let channel = decoderChannel()
-        expectTransportError(.emptyFrame) { try channel.writeInbound(TransportTestKit.header(0)) }
-        _ = try? channel.finish(acceptAlreadyClosed: true)
+        var bytes = TransportTestKit.header(0)
+        bytes.writeBytes(try sample(1).encodedFrame())
+        bytes.writeInteger(UInt32(0))
+        bytes.writeInteger(UInt32(0))
+        bytes.writeBytes(try sample(2).encodedFrame())
+        bytes.writeInteger(UInt32(0))
+        // Fed in reads of 3 bytes, so headers (empty ones too) are split across reads.
+        while bytes.readableBytes > 0 {
+            try channel.writeInbound(bytes.readSlice(length: min(3, bytes.readableBytes))!)
+        }
+        #expect(try channel.readInbound(as: CastMessage.self) == sample(1))
+        #expect(try channel.readInbound(as: CastMessage.self) == sample(2))
+        #expect(try channel.readInbound(as: CastMessage.self) == nil)
+        #expect(try channel.finish().isClean)
     }
 
     /// Only the 4-byte header arrives, yet the error is immediate: the decoder does not wait for (or buffer)
@@ -516,9 +530,9 @@ struct FramingTests {
     /// later bytes, no second error, and no truncation reported at the end for the bytes left behind.
     @Test func decoderStaysFailedAfterAnError() throws {
         let channel = decoderChannel()
-        var bytes = TransportTestKit.header(0)
+        var bytes = TransportTestKit.header(UInt32(CastFrame.maximumBodyLength + 1))
         bytes.writeBytes(try sample(2).encodedFrame())
-        expectTransportError(.emptyFrame) { try channel.writeInbound(bytes) }
+        expectTransportError(.frameTooLarge) { try channel.writeInbound(bytes) }
         try channel.writeInbound(ByteBuffer(bytes: try sample(4).encodedFrame()))
         #expect(try channel.readInbound(as: CastMessage.self) == nil)
         #expect(try channel.finish(acceptAlreadyClosed: true).isClean)

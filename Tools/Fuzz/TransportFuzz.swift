@@ -13,7 +13,12 @@ enum TransportFuzz {
         var offset = 0
         while bytes.count - offset >= CastFrame.headerLength {
             let length = bytes[offset..<offset + CastFrame.headerLength].reduce(0) { $0 << 8 | Int($1) }
-            guard length > 0, length <= CastFrame.maximumBodyLength,
+            if length == 0 {
+                // Skipped, as the connection skips empty frames.
+                offset += CastFrame.headerLength
+                continue
+            }
+            guard length <= CastFrame.maximumBodyLength,
                 bytes.count - offset - CastFrame.headerLength >= length
             else { return }
             let end = offset + CastFrame.headerLength + length

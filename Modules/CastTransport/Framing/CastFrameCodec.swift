@@ -49,13 +49,16 @@ struct CastMessageDecoder: ByteToMessageDecoder {
         CastTransportError(.truncatedFrame, "the connection ended \(count) bytes into an unfinished frame")
     }
 
-    /// One frame from `buffer`, or `nil` when more bytes are needed.
+    /// One frame from `buffer`, or `nil` when more bytes are needed. Frames with an empty body are skipped: no
+    /// sender should write them, but some peers' readers tolerate them, so ours does too (go-chromecast skips them).
     mutating func decodeFrame(from buffer: inout ByteBuffer) throws -> CastMessage? {
-        guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
-            return nil
-        }
-        guard length > 0 else {
-            throw CastTransportError(.emptyFrame, "a frame declared an empty body")
+        var length: UInt32 = 0
+        while length == 0 {
+            guard let declared = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
+                return nil
+            }
+            length = declared
+            if declared == 0 { buffer.moveReaderIndex(forwardBy: CastFrame.headerLength) }
         }
         guard length <= maximumBodyLength else {
             throw CastTransportError(
@@ -134,6 +137,9 @@ extension CastMessage {
 
     /// Decodes one complete frame (length prefix included), with the same checks the connection applies.
     public init(frame: [UInt8]) throws {
+        if frame.count >= CastFrame.headerLength, frame.prefix(CastFrame.headerLength).allSatisfy({ $0 == 0 }) {
+            throw CastTransportError(.emptyFrame, "the frame declares an empty body")
+        }
         var buffer = ByteBuffer(bytes: frame)
         var decoder = CastMessageDecoder()
         guard let message = try decoder.decodeFrame(from: &buffer) else {

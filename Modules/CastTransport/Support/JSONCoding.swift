@@ -94,7 +94,7 @@ extension JSONValue {
     /// round-tripping text; JSON has no NaN or infinity, so those become `null`.
     private static func write(number: Double, to output: inout [UInt8]) {
         guard number.isFinite else { return output.append(contentsOf: "null".utf8) }
-        guard number.rounded() == number, abs(number) < 9.0e15 else {
+        guard number.rounded() == number, abs(number) <= 0x1p53 else {
             return output.append(contentsOf: number.description.utf8)
         }
         var integer = Int64(number)
@@ -102,7 +102,7 @@ extension JSONValue {
             output.append(UInt8(ascii: "-"))
             integer = -integer
         }
-        // At most 16 digits below 9e15, written backwards into a fixed buffer.
+        // At most 16 digits (2^53 has 16), written backwards into a fixed buffer.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var start = digits.count
             repeat {

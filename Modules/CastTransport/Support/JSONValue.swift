@@ -46,9 +46,10 @@ extension JSONValue {
         return nil
     }
 
-    /// The number as an integer, when this is a number with no fractional part that fits an `Int`.
+    /// The number as an integer, when this is a number with no fractional part within ±2^53 (where a double
+    /// holds every integer exactly, as JavaScript's safe integers).
     public var intValue: Int? {
-        guard case .number(let value) = self, value.rounded() == value, abs(value) < 9.0e15 else { return nil }
+        guard case .number(let value) = self, value.rounded() == value, abs(value) <= 0x1p53 else { return nil }
         return Int(value)
     }
 
