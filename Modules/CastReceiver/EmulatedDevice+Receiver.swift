@@ -29,11 +29,17 @@ extension EmulatedDevice {
             )
 
         case "SET_VOLUME":
-            guard let volume = request["volume"]?.objectValue, volume["level"] != nil || volume["muted"] != nil else {
+            // `level` a number, `muted` a boolean, at least one of them; an explicit null is absent.
+            let volume = request["volume"]?.objectValue ?? [:]
+            let level = volume["level"].flatMap { $0 == .null ? nil : $0 }
+            let muted = volume["muted"].flatMap { $0 == .null ? nil : $0 }
+            guard level != nil || muted != nil, level == nil || level?.doubleValue != nil,
+                muted == nil || muted?.boolValue != nil
+            else {
                 return reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"], requestId, to: requester, state)
             }
-            if let level = volume["level"]?.doubleValue { state.volumeLevel = min(1, max(0, level)) }
-            if let muted = volume["muted"]?.boolValue { state.isMuted = muted }
+            if let level = level?.doubleValue { state.volumeLevel = min(1, max(0, level)) }
+            if let muted = muted?.boolValue { state.isMuted = muted }
             return reply(receiverStatus(state), requestId, to: requester, state)
                 + broadcastReceiverStatus(state, except: requester)
 

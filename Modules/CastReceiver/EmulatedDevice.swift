@@ -594,12 +594,17 @@ public final class EmulatedDevice: Sendable {
     private func handleConnection(_ message: CastMessage, vc: VirtualConnection, peerID: Int, state: inout State)
         -> [Outgoing]
     {
-        guard let type = (try? message.json())?["type"]?.stringValue, var peer = state.peers[peerID] else { return [] }
+        guard let json = try? message.json(), let type = json["type"]?.stringValue, var peer = state.peers[peerID]
+        else { return [] }
         switch type {
         case "CONNECT":
             let known = vc.endpoint == CastEndpoint.receiver || vc.endpoint == state.running.transportID
-            guard known else {
-                // No such endpoint: refuse the virtual connection the way receivers do, with CLOSE.
+            // connType 0 (strong), 1 (weak) or 2 (invisible); absent or null is strong.
+            let connectionType = json["connType"].flatMap { $0 == .null ? nil : $0 }
+            let validType = connectionType.map { (0...2).contains($0.intValue ?? -1) } ?? true
+            guard known, validType else {
+                // No such endpoint, or no such kind of connection: refuse it the way receivers do, with CLOSE
+                // (reason 3, invalid message).
                 return [
                     Outgoing(
                         connection: peer.connection,

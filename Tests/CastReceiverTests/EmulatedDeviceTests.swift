@@ -78,6 +78,34 @@ struct EmulatedDeviceReceiverTests {
         }
     }
 
+    /// connType must be 0, 1 or 2 (absent or null is strong): any other is refused with CLOSE (cast-protocol.md
+    /// §3.1), and no virtual connection is made.
+    @Test func connectWithAnUnknownConnTypeIsAnsweredWithClose() async throws {
+        try await withDevice { device, _ in
+            let sender = try await TestSender.connect(to: device, openReceiver: false)
+            for connType: JSONValue in [7, -1, "0", 1.5] {
+                try await sender.connection.send(
+                    namespace: CastNamespace.connection,
+                    to: CastEndpoint.receiver,
+                    payload: ["type": "CONNECT", "connType": connType]
+                )
+                let close = try await sender.inbox.first { $0.namespace == CastNamespace.connection }
+                #expect(close.sourceID == CastEndpoint.receiver)
+                #expect(try close.json() == ["type": "CLOSE", "reasonCode": 3], "\(connType)")
+            }
+            await expectTransportError(.requestTimedOut) {
+                try await sender.receiver(["type": "GET_STATUS"], timeout: .milliseconds(300))
+            }
+            try await sender.connection.send(
+                namespace: CastNamespace.connection,
+                to: CastEndpoint.receiver,
+                payload: ["type": "CONNECT", "connType": .null]
+            )
+            #expect(try await sender.receiver(["type": "GET_STATUS"]).type == "RECEIVER_STATUS")
+            await sender.close()
+        }
+    }
+
     @Test func launchRepliesWithTheRequestIdAndBroadcastsToOtherSenders() async throws {
         try await withDevice { device, _ in
             let sender = try await TestSender.connect(to: device)
@@ -259,6 +287,19 @@ struct EmulatedDeviceReceiverTests {
             )
             let invalid = try await sender.receiver(["type": "SET_VOLUME", "volume": [:]])
             #expect(invalid == ["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS", "requestId": 4])
+            // Values of the wrong type are refused too, rather than answered with an unchanged status.
+            for volume: JSONValue in [
+                ["level": "0.5"], ["level": .null], ["muted": "yes"], ["level": 0.5, "muted": 1],
+            ] {
+                let refused = try await sender.receiver(["type": "SET_VOLUME", "volume": volume])
+                #expect(refused["reason"] == "INVALID_PARAMS", "\(volume)")
+            }
+            #expect(device.volume.level == 1)
+            let nullIsAbsent = try await sender.receiver([
+                "type": "SET_VOLUME", "volume": ["level": 0.5, "muted": .null],
+            ])
+            #expect(nullIsAbsent["status"]?["volume"]?["level"] == 0.5)
+            #expect(nullIsAbsent["status"]?["volume"]?["muted"] == true)
             await sender.close()
             await other.close()
         }

@@ -674,6 +674,66 @@ struct MediaPlayerQueueTests {
 
         let range = harness.send("QUEUE_GET_ITEM_RANGE", ["itemId": 2, "prevCount": 1, "nextCount": 5])
         #expect(range.reply["items"]?.arrayValue?.compactMap { $0["itemId"]?.intValue } == [1, 2, 3])
+        let alone = harness.send("QUEUE_GET_ITEM_RANGE", ["itemId": 3, "prevCount": .null])
+        #expect(alone.reply["items"]?.arrayValue?.compactMap { $0["itemId"]?.intValue } == [3])
+    }
+
+    /// Negative or non-integer counts are refused (a negative count once made an empty range's bounds cross and
+    /// stopped the whole emulator).
+    @Test func queueGetItemRangeRefusesBadCounts() {
+        var harness = Fixture.queued()
+        for fields: [String: JSONValue] in [
+            ["itemId": 2, "prevCount": -5], ["itemId": 2, "nextCount": -3],
+            ["itemId": 1, "prevCount": -1, "nextCount": -1],
+            ["itemId": 2, "nextCount": 1.5], ["itemId": 2, "prevCount": "1"], ["itemId": 42, "nextCount": 1],
+        ] {
+            let outcome = harness.send("QUEUE_GET_ITEM_RANGE", fields)
+            #expect(outcome.reply["type"] == "INVALID_REQUEST", "\(fields)")
+            #expect(outcome.reply["reason"] == "INVALID_PARAMS", "\(fields)")
+        }
+    }
+
+    /// Items with nothing to play (a start time at or past the end, or a tiny duration) under a repeat mode play
+    /// one round and then end as FINISHED, instead of restarting at the same instant without end.
+    @Test func blankItemsUnderRepeatEndInsteadOfLooping() {
+        for (items, mode): ([JSONValue], String) in [
+            ([Fixture.item(Fixture.song(1, duration: 30), ["startTime": 40])], "REPEAT_ALL"),
+            ([Fixture.item(Fixture.song(1, duration: 30), ["startTime": 30])], "REPEAT_ALL_AND_SHUFFLE"),
+            ([Fixture.item(Fixture.song(1, duration: 0.000001))], "REPEAT_SINGLE"),
+            (
+                [
+                    Fixture.item(Fixture.song(1, duration: 30), ["startTime": 40]),
+                    Fixture.item(Fixture.song(2, duration: 0.01)),
+                ], "REPEAT_ALL"
+            ),
+        ] {
+            var harness = PlayerHarness()
+            harness.send("QUEUE_LOAD", ["items": .array(items), "repeatMode": .string(mode)])
+            let statuses = harness.advance(to: 1).compactMap(\.payload.firstStatus)
+            #expect(statuses.count <= items.count + 1, "\(mode): \(statuses.count) statuses")
+            #expect(harness.status?["playerState"] == "IDLE", "\(mode)")
+            #expect(harness.status?["idleReason"] == "FINISHED", "\(mode)")
+            #expect(harness.player.nextDeadline(after: 1) == nil, "\(mode)")
+        }
+    }
+
+    /// A blank item among playable ones does not end a repeating queue: the round has content.
+    @Test func aBlankItemAmongPlayableOnesKeepsRepeating() {
+        var harness = PlayerHarness()
+        harness.send(
+            "QUEUE_LOAD",
+            [
+                "items": [
+                    Fixture.item(Fixture.song(1, duration: 30), ["startTime": 40]),
+                    Fixture.item(Fixture.song(2, duration: 10)),
+                ],
+                "repeatMode": "REPEAT_ALL",
+            ]
+        )
+        harness.advance(to: 25)
+        #expect(harness.status?["playerState"] == "PLAYING")
+        #expect(harness.status?["currentItemId"] == 2)
+        #expect(harness.status?["currentTime"] == 5)
     }
 }
 
@@ -868,9 +928,38 @@ struct MediaPlayerErrorTests {
 
     @Test func wrongMediaSessionId() {
         var harness = Fixture.loaded()
-        let outcome = harness.send("PAUSE", ["mediaSessionId": 99])
-        #expect(outcome.reply == ["type": "INVALID_REQUEST", "reason": "INVALID_MEDIA_SESSION_ID", "requestId": 2])
-        #expect(harness.status?["playerState"] == "PLAYING")
+        for given: JSONValue in [99, "bogus", "1", 1.5, true] {
+            let outcome = harness.send("PAUSE", ["mediaSessionId": given])
+            #expect(outcome.reply["reason"] == "INVALID_MEDIA_SESSION_ID", "\(given)")
+            #expect(harness.status?["playerState"] == "PLAYING")
+        }
+        // Absent or null: the current session, as lenient receivers take it.
+        #expect(harness.send("PAUSE", ["mediaSessionId": .null]).status?["playerState"] == "PAUSED")
+        #expect(
+            harness.sendRaw(["type": "PLAY", "requestId": 50]).last?.payload.firstStatus?["playerState"] == "PLAYING"
+        )
+    }
+
+    /// Explicit nulls in a LOAD are absent values: the item's defaults, not a null in the status.
+    @Test func nullsInALoadAreDefaults() {
+        var harness = PlayerHarness()
+        let outcome = harness.send(
+            "LOAD",
+            ["media": Fixture.movie(), "autoplay": .null, "activeTrackIds": .null, "currentTime": .null]
+        )
+        #expect(outcome.status?["playerState"] == "PLAYING")
+        #expect(outcome.status?["items"]?[0]?["autoplay"] == true)
+        #expect(outcome.status?["items"]?[0]?["activeTrackIds"] == nil)
+    }
+
+    /// An empty `contentUrl` does not hide a usable `contentId` (and the other way round).
+    @Test func anEmptyContentUrlFallsBackToTheContentId() {
+        var media = Fixture.movie().objectValue!
+        media["contentUrl"] = ""
+        var harness = PlayerHarness()
+        #expect(harness.send("LOAD", ["media": .object(media)]).status?["playerState"] == "PLAYING")
+        media["contentId"] = ""
+        #expect(harness.send("LOAD", ["media": .object(media)]).reply["reason"] == "INVALID_PARAMS")
     }
 
     @Test func unknownOrMissingTypeIsInvalidCommand() {

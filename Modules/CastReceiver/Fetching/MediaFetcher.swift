@@ -50,7 +50,7 @@ struct MediaFetcher: Sendable {
     )? {
         guard request["type"]?.stringValue == "SEEK", let session = player.session else { return nil }
         let media = session.current.media
-        guard let url = media["contentUrl"]?.stringValue ?? media["contentId"]?.stringValue,
+        guard let url = contentURL(of: media),
             media["contentType"]?.stringValue?.lowercased().contains("mpegurl") == true
                 || url.lowercased().split(separator: "?").first?.hasSuffix(".m3u8") == true
         else { return nil }
@@ -59,6 +59,14 @@ struct MediaFetcher: Sendable {
             return nil
         }
         return (url, target)
+    }
+
+    /// The URL a media object names: its `contentUrl`, else its `contentId` (an empty one counts as absent).
+    static func contentURL(of media: [String: JSONValue]) -> String? {
+        for key in ["contentUrl", "contentId"] {
+            if let url = media[key]?.stringValue, !url.isEmpty { return url }
+        }
+        return nil
     }
 
     /// Whether a media request loads media a device would fetch first.
@@ -105,7 +113,7 @@ struct MediaFetcher: Sendable {
 
     /// Fetches the media of a LOAD (or queue item) and its text tracks.
     func fetch(_ media: [String: JSONValue]) async -> Outcome {
-        guard let url = media["contentUrl"]?.stringValue ?? media["contentId"]?.stringValue else {
+        guard let url = Self.contentURL(of: media) else {
             return .failed(detailedErrorCode: 104, reason: "no URL")
         }
         let outcome = await fetchMedia(url, contentType: media["contentType"]?.stringValue)

@@ -100,7 +100,8 @@ extension MediaPlayer {
         // Everything else acts on the current media session; unknown commands are rejected as such first.
         guard mediaSessionCommands.contains(type) else { return failure("INVALID_REQUEST", reason: "INVALID_COMMAND") }
         guard session != nil else { return failure("INVALID_PLAYER_STATE") }
-        if let given = request["mediaSessionId"]?.intValue, given != session!.mediaSessionId {
+        // Absent (or null) means the current session; anything else must be its id.
+        if let given = request["mediaSessionId"], given != .null, given.intValue != session!.mediaSessionId {
             return failure("INVALID_REQUEST", reason: "INVALID_MEDIA_SESSION_ID")
         }
         reanchor(at: now)
@@ -211,10 +212,12 @@ extension MediaPlayer {
             let items = ids.compactMap { id in session.queue.first { $0.itemId == id }?.json }
             return out + [reply(["type": "QUEUE_ITEMS", "items": .array(items)])]
         case "QUEUE_GET_ITEM_RANGE":
-            guard let id = request["itemId"]?.intValue, let index = session.queue.firstIndex(where: { $0.itemId == id })
+            guard let id = request["itemId"]?.intValue,
+                let index = session.queue.firstIndex(where: { $0.itemId == id }),
+                let previous = Self.count(request["prevCount"]), let next = Self.count(request["nextCount"])
             else { return failure("INVALID_REQUEST", reason: "INVALID_PARAMS") }
-            let low = max(0, index - (request["prevCount"]?.intValue ?? 0))
-            let high = min(session.queue.count, index + 1 + (request["nextCount"]?.intValue ?? 0))
+            let low = max(0, index - previous)
+            let high = min(session.queue.count, index + 1 + next)
             return out + [reply(["type": "QUEUE_ITEMS", "items": .array(session.queue[low..<high].map(\.json))])]
         case "QUEUE_INSERT", "QUEUE_REMOVE", "QUEUE_REORDER", "QUEUE_UPDATE", "QUEUE_NEXT", "QUEUE_PREV",
             "QUEUE_SHUFFLE":
@@ -250,6 +253,13 @@ extension MediaPlayer {
         if let customData = request["customData"], customData != [:] { session.customData = customData }
         self.session = session
         return changed()
+    }
+
+    /// A `QUEUE_GET_ITEM_RANGE` count: absent (or null) is 0; a negative or non-integer one is invalid (`nil`).
+    private static func count(_ value: JSONValue?) -> Int? {
+        guard let value, value != .null else { return 0 }
+        guard let count = value.intValue, count >= 0 else { return nil }
+        return count
     }
 
     /// The ids of the tracks of `type` (`TEXT`, `AUDIO`, `VIDEO`).
@@ -308,8 +318,7 @@ extension MediaPlayer {
         }
         let queueItems = request["queueData"]?["items"]?.arrayValue?.compactMap(\.objectValue)
         let media = request["media"]?.objectValue ?? queueItems?.first?["media"]?.objectValue
-        guard let media, let url = media["contentUrl"]?.stringValue ?? media["contentId"]?.stringValue, !url.isEmpty
-        else {
+        guard let media, let url = MediaFetcher.contentURL(of: media) else {
             return [reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"])]
         }
         if let items = queueItems, items.contains(where: { $0["itemId"] != nil && $0["itemId"] != .null }) {
@@ -422,8 +431,11 @@ extension MediaPlayer {
             data["items"] = nil
             queueData = data
         } else {
-            var item: [String: JSONValue] = ["media": request["media"] ?? [:], "autoplay": request["autoplay"] ?? true]
-            if let ids = request["activeTrackIds"] { item["activeTrackIds"] = ids }
+            // An explicit null is an absent value: the item gets the defaults.
+            var item: [String: JSONValue] = [
+                "media": request["media"] ?? [:], "autoplay": .bool(request["autoplay"]?.boolValue ?? true),
+            ]
+            if let ids = request["activeTrackIds"], ids != .null { item["activeTrackIds"] = ids }
             items = [item]
         }
         let entries = items.map { item -> Entry in

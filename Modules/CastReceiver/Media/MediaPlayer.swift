@@ -54,7 +54,7 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         var json: JSONValue {
             var object = item
             object["itemId"] = .number(Double(itemId))
-            if object["autoplay"] == nil { object["autoplay"] = true }
+            if object["autoplay"]?.boolValue == nil { object["autoplay"] = true }
             return .object(object)
         }
         var breaks: [[String: JSONValue]] { media["breaks"]?.arrayValue?.compactMap(\.objectValue) ?? [] }
@@ -92,9 +92,19 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         var queueData: [String: JSONValue]?
         var customData: JSONValue?
         var sequenceNumber = 0
+        /// Where the current item started playing (its `startTime`, the LOAD's `currentTime`, or 0).
+        var itemStartPosition: Double = 0
+        /// Items that ended in a row with (almost) nothing to play: see ``MediaPlayer/shortestPlay``.
+        var blankEndings = 0
 
         var current: Entry { queue[currentIndex] }
     }
+
+    /// An item with less than this much content (seconds) between where it starts and where it ends counts as
+    /// blank: a start time at or past its end, or a tiny duration. A whole round of blank items (every item of
+    /// the queue once, or the one item under REPEAT_SINGLE) ends playback as FINISHED rather than repeating
+    /// without end: a device spends real time on every item it starts, the emulator's clock does not.
+    static var shortestPlay: Double { 0.1 }
 
     struct PendingLoad: Sendable {
         var requester: Requester
@@ -287,6 +297,17 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
 
     private mutating func finishItem(at time: Double) -> [MediaDelivery<Requester>] {
         guard var session else { return [] }
+        let span = (duration(of: session.current) ?? .infinity) - session.itemStartPosition
+        session.blankEndings = span < Self.shortestPlay ? session.blankEndings + 1 : 0
+        let round = session.repeatMode == "REPEAT_SINGLE" ? 1 : session.queue.count
+        if session.blankEndings >= round, session.repeatMode != "REPEAT_OFF" {
+            session.playerState = "IDLE"
+            session.idleReason = "FINISHED"
+            session.anchorTime = time
+            self.session = session
+            return [broadcastStatus(at: time)]
+        }
+        self.session = session
         switch session.repeatMode {
         case "REPEAT_SINGLE":
             start(index: session.currentIndex, at: time, startTime: 0)
@@ -315,6 +336,7 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         session.currentIndex = index
         let entry = session.queue[index]
         session.position = startTime ?? entry.item["startTime"]?.doubleValue ?? 0
+        session.itemStartPosition = session.position
         session.anchorTime = time
         session.playerState = (autoplay ?? entry.autoplay) ? "PLAYING" : "PAUSED"
         session.idleReason = nil
