@@ -165,6 +165,30 @@ struct RouterCorrelationTests {
         #expect(try channel.finish().isClean)
     }
 
+    /// A device that addresses replies to `*` shows us other senders' replies, whose ids may equal ours: one on
+    /// another namespace is not our reply (it is delivered as a message, ours stays pending), in the inline slot
+    /// and in the table.
+    @Test func aReplyOnAnotherNamespaceDoesNotCompleteTheRequest() throws {
+        let (channel, recorder) = try makeChannel()
+        let probes = try (1...2).map { try sendRequest(channel, id: $0) }
+        for id in 1...2 {
+            let foreign = CastMessage(
+                sourceID: "web-7",
+                destinationID: "*",
+                namespace: CastNamespace.media,
+                json: ["type": "MEDIA_STATUS", "requestId": .number(Double(id)), "status": []]
+            )
+            try channel.writeInbound(foreign)
+            #expect(probes[id - 1].isPending)
+            #expect(recorder.delivered.last == foreign)
+        }
+        try channel.writeInbound(reply(2, to: "*"))
+        try channel.writeInbound(reply(1, to: "*"))
+        #expect(probes[0].value == reply(1, to: "*"))
+        #expect(probes[1].value == reply(2, to: "*"))
+        #expect(try channel.finish().isClean)
+    }
+
     @Test func replyWithUnknownRequestIdIsDeliveredInstead() throws {
         let (channel, recorder) = try makeChannel()
         let probe = try sendRequest(channel, id: 5)

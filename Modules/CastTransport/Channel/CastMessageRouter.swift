@@ -33,8 +33,8 @@ final class RouterRequest: Sendable {
 /// The top of every Cast pipeline: correlates replies with requests by `requestId`, hands every accepted
 /// inbound message to the connection, and turns the channel's end into one error for everything outstanding.
 ///
-/// A reply matches its request whatever its destination (devices address replies to `*`); other messages are
-/// delivered only when addressed to an accepted destination or to `*`.
+/// A reply matches its request by `requestId` and namespace, whatever its destination (devices address replies to
+/// `*`); other messages are delivered only when addressed to an accepted destination or to `*`.
 ///
 /// Timeouts are swept, not cancelled: a request keeps only its deadline, and one timer, armed for the earliest
 /// deadline, fails what is overdue when it fires. Cancelling a SwiftNIO timer searches every timer of the event
@@ -68,6 +68,17 @@ final class CastMessageRouter: ChannelDuplexHandler {
             let replaced = first ?? (others.isEmpty ? nil : others.removeValue(forKey: requestID))
             first = entry
             return replaced
+        }
+
+        /// Removes the request `requestID` when its message was on `namespace` (a reply comes on its request's
+        /// namespace: a device that addresses replies to `*` shows us other senders' replies too, whose ids may be
+        /// ours on another namespace).
+        mutating func remove(_ requestID: Int, namespace: String) -> Outstanding? {
+            if let entry = first, entry.request.requestID == requestID {
+                return entry.request.message.namespace == namespace ? remove(requestID) : nil
+            }
+            guard let entry = others[requestID], entry.request.message.namespace == namespace else { return nil }
+            return remove(requestID)
         }
 
         mutating func remove(_ requestID: Int) -> Outstanding? {
@@ -134,7 +145,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
             message = parsed.message
             requestID = parsed.json["requestId"]?.intValue
         }
-        if let requestID, requestID != 0, let entry = removeOutstanding(requestID) {
+        if let requestID, requestID != 0, let entry = outstanding.remove(requestID, namespace: message.namespace) {
             entry.request.arrived.withLock { $0 = message }
             entry.request.promise.succeed(message)
         } else if let accepted = acceptedDestinations, message.destinationID != CastEndpoint.broadcast,
