@@ -131,6 +131,8 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Option(help: "Fault: delay every reply by this many seconds.") var replyDelay: Double?
     @Flag(help: "Fault: answer LAUNCH/STOP only with a requestId-0 broadcast.") var launchBroadcastOnly = false
     @Flag(help: "Fault: address replies to '*'.") var repliesToBroadcast = false
+    @Flag(help: "Fault: answer every status request only with a requestId-0 broadcast, never a reply.")
+    var statusOnlyByBroadcast = false
     @Flag(help: "Fault: use web-N transport ids that differ from session ids.") var webTransportIDs = false
     @Option(help: "Fault: split outgoing frames into TLS records of N bytes.") var chunkSize: Int?
     @Option(help: "Fault: send a malformed frame after N inbound messages.") var malformedAfter: Int?
@@ -216,6 +218,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
         faults.replyDelay = replyDelay
         faults.launchRepliesOnlyByBroadcast = launchBroadcastOnly
         faults.addressesRepliesToBroadcast = repliesToBroadcast
+        faults.statusOnlyByBroadcast = statusOnlyByBroadcast
         faults.transportIDDiffersFromSessionID = webTransportIDs
         faults.writesInChunksOf = chunkSize
         faults.sendsMalformedFrameAfterMessages = malformedAfter

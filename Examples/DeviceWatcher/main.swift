@@ -12,7 +12,7 @@ let duration = arguments.firstIndex(of: "--duration").flatMap { arguments.dropFi
 /// One line about what a device does.
 func describe(_ activity: DeviceActivity) -> String {
     let volume =
-        "volume \(Int(activity.deviceStatus.volumeLevel * 100))%\(activity.deviceStatus.isMuted ? " muted" : "")"
+        "volume \(activity.deviceStatus.volumeLevel.map { "\(Int($0 * 100))%" } ?? "unknown")\(activity.deviceStatus.isMuted ? " muted" : "")"
     guard let app = activity.application else { return "\(activity.device.friendlyName): idle, \(volume)" }
     let media = activity.mediaStatus.map { " \($0.shownPlayerState.rawValue) \($0.media?.metadata?.title ?? "")" }
     return "\(activity.device.friendlyName): \(app.displayName)\(media ?? ""), \(volume)"

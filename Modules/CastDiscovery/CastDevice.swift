@@ -214,11 +214,12 @@ extension DeviceInfo {
                 payload: ["type": "GET_DEVICE_INFO"],
                 timeout: connection.configuration.requestTimeout
             ) : nil
+        // Answered by a broadcast status too, on receivers that only broadcast theirs.
         let status = try await connection.request(
             namespace: CastNamespace.receiver,
             to: CastEndpoint.receiver,
             payload: ["type": "GET_STATUS"]
-        ).json()
+        ) { $0["type"]?.stringValue == "RECEIVER_STATUS" }
         guard let infoRequest else { return (status, nil) }
         // Sent first, answered first by a receiver that knows it: then it is already here.
         if let reply = infoRequest.arrivedReply { return (status, (try? reply.json()).flatMap(DeviceInfo.init(json:))) }

@@ -219,13 +219,14 @@ extension EmulatedDevice {
     func reply(_ payload: JSONValue, _ requestId: Int, to requester: Requester, _ state: State) -> [Outgoing] {
         guard let peer = state.peers[requester.connectionID] else { return [] }
         var payload = payload
-        payload["requestId"] = .number(Double(requestId))
+        let asBroadcast = state.faults.statusOnlyByBroadcast && payload["type"]?.stringValue == "RECEIVER_STATUS"
+        payload["requestId"] = .number(asBroadcast ? 0 : Double(requestId))
         return [
             Outgoing(
                 connection: peer.connection,
                 message: CastMessage(
                     sourceID: CastEndpoint.receiver,
-                    destinationID: state.faults.addressesRepliesToBroadcast
+                    destinationID: state.faults.addressesRepliesToBroadcast || asBroadcast
                         ? CastEndpoint.broadcast : requester.senderID,
                     namespace: CastNamespace.receiver,
                     json: payload

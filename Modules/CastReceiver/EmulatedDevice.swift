@@ -638,15 +638,18 @@ public final class EmulatedDevice: Sendable {
             switch delivery.recipient {
             case .requester(let requester):
                 guard let peer = state.peers[requester.connectionID] else { continue }
+                var payload = delivery.payload
+                let asBroadcast = faults.statusOnlyByBroadcast && payload["type"]?.stringValue == "MEDIA_STATUS"
+                if asBroadcast { payload["requestId"] = 0 }
                 out.append(
                     Outgoing(
                         connection: peer.connection,
                         message: CastMessage(
                             sourceID: transportID,
-                            destinationID: faults.addressesRepliesToBroadcast
+                            destinationID: faults.addressesRepliesToBroadcast || asBroadcast
                                 ? CastEndpoint.broadcast : requester.senderID,
                             namespace: CastNamespace.media,
-                            json: delivery.payload
+                            json: payload
                         )
                     )
                 )

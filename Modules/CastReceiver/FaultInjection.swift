@@ -11,6 +11,9 @@ public struct FaultInjection: Sendable, Hashable {
     public var replyDelay: Double?
     /// Answer LAUNCH and STOP only with a `requestId` 0 broadcast, never a reply carrying the request's id.
     public var launchRepliesOnlyByBroadcast = false
+    /// Answer every request whose reply is a status (RECEIVER_STATUS, MEDIA_STATUS) only by broadcasting it with
+    /// `requestId` 0, to the requester as to everyone else: no reply carries the request's id (errors still do).
+    public var statusOnlyByBroadcast = false
     /// Address replies to `*` instead of the requesting sender.
     public var addressesRepliesToBroadcast = false
     /// Give launched apps a `web-N` transport id different from their session id (older firmware).

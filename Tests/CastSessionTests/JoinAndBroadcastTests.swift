@@ -48,7 +48,7 @@ import Testing
             // Device volume changes reach the other sender's device status.
             let deviceUpdates = secondSession.deviceStatusUpdates()
             try await firstSession.setDeviceVolume(0.3)
-            let volume = try await next(deviceUpdates) { abs($0.volumeLevel - 0.3) < 1e-9 }
+            let volume = try await next(deviceUpdates) { abs(($0.volumeLevel ?? -1) - 0.3) < 1e-9 }
             #expect(!volume.isMuted)
             #expect(volume.application?.sessionID == firstSession.sessionID)
             #expect(secondSession.deviceStatus?.volumeLevel == 0.3)

@@ -253,7 +253,7 @@ extension JoinRunningTests {
             let seen = Task {
                 var levels: [Double] = []
                 for await activity in updates {
-                    levels.append(activity.deviceStatus.volumeLevel)
+                    levels.append(activity.deviceStatus.volumeLevel ?? -1)
                     if levels.count == 1 { signalFirst.finish() }
                     if activity.deviceStatus.volumeLevel == 0.9 { break }
                 }

@@ -465,7 +465,7 @@ private final class ReferenceSubscriber: Sendable {
                     let said =
                         "\(status.volumeLevel) \(status.isMuted) \(activity.application?.sessionID ?? "-") "
                         + "\(activity.mediaStatus.map { "\($0.playerState)" } ?? "-") \(activity.isReachable)"
-                    statuses.withLockedValue { $0[event.id] = (activity.device.id, said, status.volumeLevel) }
+                    statuses.withLockedValue { $0[event.id] = (activity.device.id, said, status.volumeLevel ?? -1) }
                 }
             }
         }

@@ -388,7 +388,7 @@ enum DeviceText {
                     "role": .string("\(role)"),
                 ]
             }
-            json["volume"] = .number(activity.deviceStatus.volumeLevel)
+            json["volume"] = activity.deviceStatus.volumeLevel.map { .number($0) } ?? .null
             json["muted"] = .bool(activity.deviceStatus.isMuted)
             if let app = activity.application {
                 var appJSON = DeviceText.json(app)

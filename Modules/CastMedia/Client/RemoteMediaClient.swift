@@ -37,6 +37,18 @@ public final class RemoteMediaClient: Sendable {
         var decodedParts: CopyOnWrite<MediaStatus.DecodedParts>?
         var nextRequestID = 1
         var inFlight: [String: MediaRequest] = [:]
+        /// Sent requests a broadcast status may answer, oldest first.
+        var awaitingBroadcast: [BroadcastAnswer] = []
+    }
+
+    /// A request whose effect a broadcast status can show: some receivers report a command only by broadcasting
+    /// the new status (`requestId` 0), never with a reply carrying the request's id. A request ends with the first
+    /// broadcast status after it was sent that shows what it asked for (``broadcastAnswer(to:_:before:)``), or
+    /// with its reply, whichever comes first.
+    private struct BroadcastAnswer {
+        let request: MediaRequest
+        /// Whether a status (`nil`: no media session) answers the request.
+        let isAnsweredBy: @Sendable (MediaStatus?) -> Bool
     }
 
     private let channel: any MediaChannel
@@ -129,7 +141,10 @@ public final class RemoteMediaClient: Sendable {
     public func receive(_ message: JSONValue) {
         switch message["type"]?.stringValue {
         case "MEDIA_STATUS":
-            apply(statusMessage: message, inArrivalOrder: true)
+            let status = apply(statusMessage: message, inArrivalOrder: true)
+            if (message["requestId"]?.intValue ?? 0) == 0 {
+                answerByBroadcast(status, empty: message["status"]?.arrayValue?.isEmpty == true)
+            }
         case "QUEUE_CHANGE":
             let change = QueueChange(json: message)
             queue.apply(change)
@@ -239,6 +254,70 @@ public final class RemoteMediaClient: Sendable {
         return current
     }
 
+    /// Ends the requests a broadcast status answers (see ``BroadcastAnswer``).
+    private func answerByBroadcast(_ status: MediaStatus?, empty: Bool) {
+        // A status message whose entries did not decode says nothing; one with no entries says there is no session.
+        guard status != nil || empty else { return }
+        let answered = state.withLock { state -> [MediaRequest] in
+            var answered: [MediaRequest] = []
+            state.awaitingBroadcast.removeAll { waiting in
+                if waiting.request.isFinished { return true }
+                guard waiting.isAnsweredBy(status) else { return false }
+                answered.append(waiting.request)
+                return true
+            }
+            return answered
+        }
+        for request in answered {
+            logger.debug(
+                "a broadcast status answered a request",
+                metadata: ["cast.type": "\(request.kind)", CastLogMetadataKey.requestID: "\(request.id)"]
+            )
+            request.finish(.completed(status))
+        }
+    }
+
+    /// What a broadcast status must show to answer a request of `type` with `payload`, sent while `before` was
+    /// the status; `nil` for requests whose reply is not a status.
+    static func broadcastAnswer(to type: String, _ payload: [String: JSONValue], before: MediaStatus?)
+        -> (@Sendable (MediaStatus?) -> Bool)?
+    {
+        let session = before?.mediaSessionID
+        switch type {
+        case "GET_STATUS":
+            return { _ in true }
+        case "LOAD", "QUEUE_LOAD":
+            return { status in status.map { $0.mediaSessionID != session && $0.playerState != .idle } ?? false }
+        case "PLAY":
+            return { status in
+                status?.mediaSessionID == session && [.playing, .buffering].contains(status?.playerState)
+            }
+        case "PAUSE":
+            return { status in status?.mediaSessionID == session && status?.playerState == .paused }
+        case "STOP":
+            return { status in status == nil || status?.mediaSessionID != session || status?.playerState == .idle }
+        case "SET_PLAYBACK_RATE":
+            let rate = payload["playbackRate"]?.doubleValue
+            return { status in
+                status?.mediaSessionID == session && rate.map { abs((status?.playbackRate ?? 0) - $0) < 0.001 } ?? true
+            }
+        case "SET_VOLUME":
+            let level = payload["volume"]?["level"]?.doubleValue
+            let muted = payload["volume"]?["muted"]?.boolValue
+            return { status in
+                guard let status, status.mediaSessionID == session else { return false }
+                if let level, abs((status.volumeLevel ?? -1) - level) > 0.005 { return false }
+                if let muted, status.isMuted != muted { return false }
+                return true
+            }
+        case "SEEK", "EDIT_TRACKS_INFO", "SKIP_AD", "QUEUE_INSERT", "QUEUE_REMOVE", "QUEUE_REORDER", "QUEUE_UPDATE":
+            // No single field shows these: the session's next status after the request is its answer.
+            return { status in status?.mediaSessionID == session }
+        default:
+            return nil
+        }
+    }
+
     // MARK: - Sending
 
     private func makeRequest(_ kind: String) -> MediaRequest {
@@ -295,11 +374,18 @@ public final class RemoteMediaClient: Sendable {
             logger[metadataKey: CastLogMetadataKey.requestID] = "\(request.id)"
             logger.debug("sending media request", metadata: ["cast.type": "\(type)"])
         }
+        // Awaiting a broadcast answer before it is sent: the answer may be read before `startMediaRequest` returns.
+        let answerable = Self.broadcastAnswer(to: type, members, before: mediaStatus).map { isAnsweredBy in
+            state.withLock {
+                $0.awaitingBroadcast.append(BroadcastAnswer(request: request, isAnsweredBy: isAnsweredBy))
+            }
+        }
         // Sent here, synchronously, so commands reach the receiver in the order they were issued.
         let reply: MediaReply
         do {
             reply = try channel.startMediaRequest(.object(members), timeout: requestTimeout)
         } catch {
+            if answerable != nil { state.withLock { $0.awaitingBroadcast.removeAll { $0.request === request } } }
             request.finish(.failed(Self.mediaError(from: error, for: type)))
             return request
         }
@@ -316,10 +402,9 @@ public final class RemoteMediaClient: Sendable {
             case .failure(let error):
                 outcome = .failed(Self.mediaError(from: error, for: type))
             }
-            if let group {
-                self.state.withLock { state in
-                    if state.inFlight[group] === request { state.inFlight[group] = nil }
-                }
+            self.state.withLock { state in
+                if let group, state.inFlight[group] === request { state.inFlight[group] = nil }
+                if !state.awaitingBroadcast.isEmpty { state.awaitingBroadcast.removeAll { $0.request === request } }
             }
             request.finish(outcome)
         }

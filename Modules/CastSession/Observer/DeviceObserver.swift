@@ -258,8 +258,7 @@ public final class DeviceObserver: Sendable {
     public func adjustVolume(bySteps steps: Int) async throws {
         let status = state.withLockedValue { $0.deviceStatus }
         let step = options.volumeStep ?? status?.volumeStepInterval ?? 0.05
-        let level = min(1, max(0, (status?.volumeLevel ?? 0.5) + Double(steps) * step))
-        try await setVolume((level * 1000).rounded() / 1000)
+        try await setVolume(try DeviceStatus.level(from: status?.volumeLevel, bySteps: steps, of: step))
     }
 
     private func receiverCommand(_ payload: JSONValue) async throws {
@@ -268,11 +267,11 @@ public final class DeviceObserver: Sendable {
         }
         let reply: JSONValue
         do {
-            reply = try await connection.request(
-                namespace: CastNamespace.receiver,
-                to: CastEndpoint.receiver,
-                payload: payload
-            ).json()
+            reply = try await connection.receiverRequest(
+                payload,
+                timeout: nil,
+                answeredBy: DeviceStatus.showsVolume(of: payload)
+            )
         } catch {
             throw SessionManager.sessionError(error)
         }

@@ -369,13 +369,13 @@ public final class CastSession: Sendable {
         }
         guard proceed else { return }
         emit(.willEnd(self))
+        let sessionID = self.sessionID
         if stopApplication, connectionState == .connected,
-            let reply = try? await connection.request(
-                namespace: CastNamespace.receiver,
-                to: CastEndpoint.receiver,
-                payload: ["type": "STOP", "sessionId": .string(sessionID)],
-                timeout: options.requestTimeout
-            ), let json = try? reply.json(), json["type"]?.stringValue == "RECEIVER_STATUS"
+            let json = try? await connection.receiverRequest(
+                ["type": "STOP", "sessionId": .string(sessionID)],
+                timeout: options.requestTimeout,
+                answeredBy: { $0.application?.sessionID != sessionID }
+            ), json["type"]?.stringValue == "RECEIVER_STATUS"
         {
             // The receiver's answer to STOP is the session's last word on the device: its app is gone.
             let status = DeviceStatus(json: json)
@@ -450,8 +450,7 @@ public final class CastSession: Sendable {
     public func adjustDeviceVolume(bySteps steps: Int) async throws {
         let status = deviceStatus
         let step = options.volumeStep ?? status?.volumeStepInterval ?? 0.05
-        let level = min(1, max(0, (status?.volumeLevel ?? 0.5) + Double(steps) * step))
-        try await setDeviceVolume((level * 1000).rounded() / 1000)
+        try await setDeviceVolume(try DeviceStatus.level(from: status?.volumeLevel, bySteps: steps, of: step))
     }
 
     /// Fetches the receiver status now.
@@ -463,7 +462,7 @@ public final class CastSession: Sendable {
 
     /// GET_STATUS without the connection-state check (the resume path uses it while still suspended).
     private func fetchDeviceStatusNow() async throws -> DeviceStatus {
-        let reply = try await receiverRequest(["type": "GET_STATUS"])
+        let reply = try await receiverRequest(["type": "GET_STATUS"]) { _ in true }
         let status = DeviceStatus(json: reply)
         state.withLock { $0.deviceStatus = status }
         deviceStatusBroadcaster.yield(status)
@@ -493,7 +492,11 @@ public final class CastSession: Sendable {
                     throw CastSessionError(.timedOut, "the session did not reconnect in time")
                 }
                 do {
-                    reply = try await receiverRequest(payload, timeout: deadline - ContinuousClock.now)
+                    reply = try await receiverRequest(
+                        payload,
+                        timeout: deadline - ContinuousClock.now,
+                        answeredBy: DeviceStatus.showsVolume(of: payload)
+                    )
                     break
                 } catch let error as CastSessionError where error.code == .connectionLost && attempts < 10 {
                     continue
@@ -501,21 +504,25 @@ public final class CastSession: Sendable {
             }
         } else {
             try requireConnected()
-            reply = try await receiverRequest(payload)
+            reply = try await receiverRequest(payload, answeredBy: DeviceStatus.showsVolume(of: payload))
         }
         let status = try DeviceStatus(commandReply: reply)
         state.withLock { $0.deviceStatus = status }
         deviceStatusBroadcaster.yield(status)
     }
 
-    private func receiverRequest(_ payload: JSONValue, timeout: Duration? = nil) async throws -> JSONValue {
+    /// A request to `receiver-0`, answered by its reply or by a broadcast status `isAnsweredBy` accepts.
+    private func receiverRequest(
+        _ payload: JSONValue,
+        timeout: Duration? = nil,
+        answeredBy isAnsweredBy: @escaping @Sendable (DeviceStatus) -> Bool
+    ) async throws -> JSONValue {
         do {
-            return try await connection.request(
-                namespace: CastNamespace.receiver,
-                to: CastEndpoint.receiver,
-                payload: payload,
-                timeout: timeout ?? options.requestTimeout
-            ).json()
+            return try await connection.receiverRequest(
+                payload,
+                timeout: timeout ?? options.requestTimeout,
+                answeredBy: isAnsweredBy
+            )
         } catch let error as CastTransportError {
             throw CastSessionError(
                 error.code == .requestTimedOut ? .timedOut : .connectionLost,

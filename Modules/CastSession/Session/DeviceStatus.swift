@@ -2,8 +2,8 @@ import CastTransport
 
 /// The receiver's own status (RECEIVER_STATUS): device volume, standby, input and the running app.
 public struct DeviceStatus: Sendable, Hashable {
-    /// Device volume, 0…1.
-    public var volumeLevel: Double
+    /// Device volume, 0…1; `nil` when the receiver did not say (a missing or null `level`).
+    public var volumeLevel: Double?
     /// Whether the device is muted.
     public var isMuted: Bool
     /// The receiver's volume step.
@@ -37,9 +37,23 @@ public struct DeviceStatus: Sendable, Hashable {
         self.init(json: reply)
     }
 
+    /// The level `steps` steps of `step` from `current`, within 0…1 (to a thousandth).
+    ///
+    /// - Throws: ``CastSessionError/Code/invalidArgument`` when the current level is unknown: a relative change
+    ///   from a guess could blast a quiet room.
+    static func level(from current: Double?, bySteps steps: Int, of step: Double) throws -> Double {
+        guard let current else {
+            throw CastSessionError(
+                .invalidArgument,
+                "the device has not said its volume; set a level (0…1) instead of steps"
+            )
+        }
+        return (min(1, max(0, current + Double(steps) * step)) * 1000).rounded() / 1000
+    }
+
     init(json: JSONValue) {
         let status = json["status"] ?? .object([:])
-        volumeLevel = status["volume"]?["level"]?.doubleValue ?? 1
+        volumeLevel = status["volume"]?["level"]?.doubleValue
         isMuted = status["volume"]?["muted"]?.boolValue ?? false
         volumeStepInterval = status["volume"]?["stepInterval"]?.doubleValue
         volumeControlType = status["volume"]?["controlType"]?.stringValue

@@ -308,10 +308,11 @@ public final class SessionManager: Sendable {
             } else {
                 if let running = status.runningApplication, running.applicationID == options.receiverApplicationID {
                     // Relaunch: end the running instance first, so LAUNCH starts a new session instead of joining.
-                    _ = try await connection.request(
-                        namespace: CastNamespace.receiver,
-                        to: CastEndpoint.receiver,
-                        payload: ["type": "STOP", "sessionId": .string(running.sessionID)]
+                    let stopped = running.sessionID
+                    _ = try await connection.receiverRequest(
+                        ["type": "STOP", "sessionId": .string(stopped)],
+                        timeout: nil,
+                        answeredBy: { $0.application?.sessionID != stopped }
                     )
                 }
                 joined = false

@@ -31,6 +31,13 @@ public struct PendingReply: Sendable {
     /// connection's end): for a layer that finishes its own request there instead of in a task.
     package var futureResult: EventLoopFuture<CastMessage> { promise.futureResult }
 
+    /// Ends the request with `message` as if it were its reply: for a receiver that reports a command only by
+    /// broadcasting its effect. A reply that comes later changes nothing.
+    package func answer(with message: CastMessage) {
+        request.arrived.withLock { $0 = $0 ?? message }
+        promise.succeed(message)
+    }
+
     /// Waits for the reply, the timeout or the connection's end.
     ///
     /// - Throws: ``CastTransportError`` — ``CastTransportError/Code/requestTimedOut``,
@@ -638,6 +645,39 @@ public final class CastConnection: Sendable {
     ) async throws -> CastMessage {
         try await startRequest(namespace: namespace, to: destination, payload: payload, from: source, timeout: timeout)
             .response()
+    }
+
+    /// Like ``request(namespace:to:payload:from:timeout:)``, also answered, on receivers that report a command
+    /// only by broadcasting its effect, by the first broadcast (`requestId` 0 or none) on `namespace` after it was
+    /// sent whose JSON `isAnswer` accepts: the command took effect, and a reply that never comes would only time
+    /// out. Returns the reply's JSON, or the broadcast's.
+    package func request(
+        namespace: String,
+        to destination: String,
+        payload: JSONValue,
+        timeout: Duration? = nil,
+        orBroadcast isAnswer: @escaping @Sendable (JSONValue) -> Bool
+    ) async throws -> JSONValue {
+        // The broadcast may be read before the request is known here: it is kept until it is.
+        let answer = Mutex<(pending: PendingReply?, early: CastMessage?)>((nil, nil))
+        let handler = addMessageHandler { message in
+            guard message.namespace == namespace, let json = try? message.json(),
+                (json["requestId"]?.intValue ?? 0) == 0, isAnswer(json)
+            else { return }
+            let pending = answer.withLock { answer -> PendingReply? in
+                if answer.pending == nil, answer.early == nil { answer.early = message }
+                return answer.pending
+            }
+            pending?.answer(with: message)
+        }
+        defer { removeMessageHandler(handler) }
+        let pending = try startRequest(namespace: namespace, to: destination, payload: payload, timeout: timeout)
+        let early = answer.withLock { answer -> CastMessage? in
+            answer.pending = pending
+            return answer.early
+        }
+        if let early { pending.answer(with: early) }
+        return try await pending.response().json()
     }
 
     /// Sends a JSON request now and returns a handle for its reply: requests started one after the other reach

@@ -1,0 +1,132 @@
+import CastMedia
+import CastTransport
+import Testing
+
+/// Receivers that report a command only by broadcasting the new status (`requestId` 0), never with a reply carrying
+/// the request's id: a request ends with the first broadcast status that shows what it asked for, instead of
+/// waiting for its timeout. Its late reply, if one comes, changes nothing.
+@Suite struct BroadcastAnswerTests {
+    /// A held command, then broadcasts: those that do not show its effect leave it pending, the first that does
+    /// completes it.
+    private func answer(
+        _ command: (RemoteMediaClient) -> MediaRequest,
+        ignoring unrelated: [JSONValue],
+        answeredBy answer: JSONValue,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> MediaStatus? {
+        let (client, channel) = makeClient()
+        channel.hold()
+        let request = command(client)
+        _ = try await take(1, from: channel.sentStream)
+        for message in unrelated {
+            client.receive(message)
+            #expect(!request.isFinished, "\(message) answered \(request.kind)", sourceLocation: sourceLocation)
+        }
+        client.receive(answer)
+        guard request.isFinished else {
+            Issue.record("\(request.kind) is not answered", sourceLocation: sourceLocation)
+            channel.release(.failure(CancellationError()), all: true)
+            return nil
+        }
+        let status = try await request.response()
+        // The reply that comes late is applied as a status, and does not change the request's outcome.
+        channel.release(.success(statusMessage(statusEntry(state: "BUFFERING", time: 99), requestId: 5)), all: true)
+        #expect(try await request.response() == status, sourceLocation: sourceLocation)
+        return status
+    }
+
+    @Test func pauseAndPlay() async throws {
+        let paused = try await answer(
+            { $0.pause() },
+            ignoring: [statusMessage(statusEntry(state: "PLAYING", time: 3)), statusMessage(statusEntry(session: 8))],
+            answeredBy: statusMessage(statusEntry(state: "PAUSED", time: 4))
+        )
+        #expect(paused?.playerState == .paused)
+        #expect(paused?.currentTime == 4)
+        let playing = try await answer(
+            { $0.play() },
+            ignoring: [statusMessage(statusEntry(state: "PAUSED"))],
+            answeredBy: statusMessage(statusEntry(state: "BUFFERING"))
+        )
+        #expect(playing?.playerState == .buffering)
+    }
+
+    @Test func stopIsAnsweredByIdleOrByTheSessionsEnd() async throws {
+        let idle = try await answer(
+            { $0.stop() },
+            ignoring: [statusMessage(statusEntry(state: "PAUSED"))],
+            answeredBy: statusMessage(statusEntry(state: "IDLE", extra: ["idleReason": "CANCELLED"]))
+        )
+        #expect(idle?.idleReason == .cancelled)
+        let ended = try await answer({ $0.stop() }, ignoring: [], answeredBy: statusMessage(nil))
+        #expect(ended == nil)
+    }
+
+    @Test func loadIsAnsweredByTheNewSessionOnceItIsNotIdle() async throws {
+        let loaded = try await answer(
+            { $0.loadMedia(testMedia("two")) },
+            ignoring: [
+                statusMessage(statusEntry(session: 7, state: "PAUSED")),
+                statusMessage(statusEntry(session: 9, state: "IDLE", extra: ["extendedStatus": ["playerState": "LOADING"]])),
+            ],
+            answeredBy: statusMessage(statusEntry(session: 9, state: "PLAYING", media: testMedia("two").json))
+        )
+        #expect(loaded?.mediaSessionID == 9)
+        #expect(loaded?.media?.contentID == "https://example.com/two.mp4")
+    }
+
+    @Test func rateAndVolumeAreAnsweredByTheValuesAskedFor() async throws {
+        let rate = try await answer(
+            { $0.setPlaybackRate(1.5) },
+            ignoring: [statusMessage(statusEntry(rate: 1))],
+            answeredBy: statusMessage(statusEntry(rate: 1.5))
+        )
+        #expect(rate?.playbackRate == 1.5)
+        let level = try await answer(
+            { $0.setStreamVolume(0.25) },
+            ignoring: [statusMessage(statusEntry())],
+            answeredBy: statusMessage(statusEntry(extra: ["volume": ["level": 0.25, "muted": false]]))
+        )
+        #expect(level?.volumeLevel == 0.25)
+        let muted = try await answer(
+            { $0.setStreamMuted(true) },
+            ignoring: [statusMessage(statusEntry())],
+            answeredBy: statusMessage(statusEntry(extra: ["volume": ["level": 1, "muted": true]]))
+        )
+        #expect(muted?.isMuted == true)
+    }
+
+    /// Seeks, track and queue edits show no single field: the session's next status answers them, another
+    /// session's does not.
+    @Test func seekAndQueueEditsAreAnsweredByTheSessionsNextStatus() async throws {
+        let sought = try await answer(
+            { $0.seek(.to(30)) },
+            ignoring: [statusMessage(statusEntry(session: 8))],
+            answeredBy: statusMessage(statusEntry(time: 30))
+        )
+        #expect(sought?.currentTime == 30)
+        _ = try await answer(
+            { $0.queueNext() },
+            ignoring: [statusMessage(nil)],
+            answeredBy: statusMessage(statusEntry(extra: ["currentItemId": 2]))
+        )
+        let status = try await answer(
+            { $0.requestStatus() },
+            ignoring: [],
+            answeredBy: statusMessage(statusEntry(session: 12))
+        )
+        #expect(status?.mediaSessionID == 12)
+    }
+
+    /// A reply carrying a request id is not a broadcast: it answers only its own request, as before.
+    @Test func aReplyToAnotherRequestIsNotABroadcastAnswer() async throws {
+        let (client, channel) = makeClient()
+        channel.hold()
+        let pause = client.pause()
+        _ = try await take(1, from: channel.sentStream)
+        client.receive(statusMessage(statusEntry(state: "PAUSED"), requestId: 40))
+        #expect(!pause.isFinished)
+        channel.release(.success(statusMessage(statusEntry(state: "PAUSED"), requestId: 1)))
+        #expect(try await pause.response()?.playerState == .paused)
+    }
+}

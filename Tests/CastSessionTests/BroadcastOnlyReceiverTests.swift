@@ -1,0 +1,52 @@
+import CastMedia
+import CastReceiver
+@testable import CastSession
+import CastTransport
+import Testing
+
+/// A receiver that answers status requests only by broadcasting its new status (`requestId` 0), never with a reply
+/// carrying the request's id, as some devices do: the session starts, and every command ends on the broadcast that
+/// shows its effect instead of waiting for its timeout (60 s here, so a regression fails with `timedOut`).
+@Suite struct BroadcastOnlyReceiverTests {
+    @Test func aSessionAndEveryCommandCompleteOnBroadcasts() async throws {
+        try await withStartedSession(device: { $0.faults.statusOnlyByBroadcast = true }) { fixture in
+            let client = fixture.client
+            #expect(try await client.loadMedia(sampleMedia()).response()?.playerState == .playing)
+            #expect(try await client.pause().response()?.playerState == .paused)
+            #expect(try await client.play().response()?.playerState == .playing)
+            #expect(try await client.seek(.to(30)).response()?.currentTime == 30)
+            #expect(try await client.setPlaybackRate(1.5).response()?.playbackRate == 1.5)
+            #expect(try await client.requestStatus().response()?.media?.metadata?.title == "Big Buck Bunny")
+
+            try await fixture.session.setDeviceVolume(0.3)
+            #expect(fixture.session.deviceStatus?.volumeLevel == 0.3)
+            try await fixture.session.setDeviceMuted(true)
+            #expect(fixture.session.deviceStatus?.isMuted == true)
+            #expect(try await fixture.session.fetchDeviceStatus().volumeLevel == 0.3)
+
+            let stopped = try await client.stop().response()
+            #expect(stopped == nil || stopped?.playerState == .idle)
+
+            // Stopping the app is answered by the broadcast that shows it gone (the STOP's reply is not awaited
+            // with an error, so the time tells).
+            let start = ContinuousClock.now
+            await fixture.context.sessionManager.endSession(stopCasting: true)
+            #expect(ContinuousClock.now - start < .seconds(30))
+            #expect(fixture.device.runningApp.isIdleScreen)
+        }
+    }
+
+    /// The device's volume, when a status says nothing of it, is unknown: a relative change is refused rather
+    /// than taken from a guess.
+    @Test func relativeVolumeStepsNeedAKnownLevel() async throws {
+        try await withStartedSession { fixture in
+            try await fixture.session.setDeviceVolume(0.4)
+            try await fixture.session.adjustDeviceVolume(bySteps: 2)
+            #expect(fixture.session.deviceStatus?.volumeLevel == 0.5)
+            let unknown = DeviceStatus(json: ["status": ["volume": ["level": .null, "muted": false]]])
+            #expect(unknown.volumeLevel == nil)
+            #expect(throws: CastSessionError.self) { try DeviceStatus.level(from: unknown.volumeLevel, bySteps: 1, of: 0.05) }
+            #expect(try DeviceStatus.level(from: 0.96, bySteps: 1, of: 0.05) == 1)
+        }
+    }
+}
