@@ -60,6 +60,19 @@ import Testing
         #expect(VolumeCommand.parse("loud") == nil)
     }
 
+    /// `cast volume -1` is a step down, not an unknown option, wherever the options are.
+    @Test func negativeVolumeStepsParseAsArguments() throws {
+        for arguments in [["-1"], ["-1", "--host", "10.0.0.2"], ["--host", "10.0.0.2", "-3"], ["+2"]] {
+            let command = try VolumeCommand.parse(arguments)
+            #expect(["-1", "-3", "+2"].contains(command.value), "\(arguments)")
+        }
+        let command = try VolumeCommand.parse(["-1", "--host", "10.0.0.2"])
+        #expect(command.global.staticDevices.map(\.host) == ["10.0.0.2"])
+        #expect(throws: (any Error).self) { try VolumeCommand.parse([]) }
+        #expect(throws: (any Error).self) { try VolumeCommand.parse(["-1", "+2"]) }
+        #expect(throws: (any Error).self) { try VolumeCommand.parse(["-x"]) }
+    }
+
     @Test func hostForms() throws {
         let command = try StatusCommand.parse([
             "--host", "10.0.0.2", "--host", "[fe80::1]:8010", "--host", "tv.local:8009", "--port", "8011",

@@ -67,7 +67,9 @@ import Testing
             { $0.loadMedia(testMedia("two")) },
             ignoring: [
                 statusMessage(statusEntry(session: 7, state: "PAUSED")),
-                statusMessage(statusEntry(session: 9, state: "IDLE", extra: ["extendedStatus": ["playerState": "LOADING"]])),
+                statusMessage(
+                    statusEntry(session: 9, state: "IDLE", extra: ["extendedStatus": ["playerState": "LOADING"]])
+                ),
             ],
             answeredBy: statusMessage(statusEntry(session: 9, state: "PLAYING", media: testMedia("two").json))
         )

@@ -1,8 +1,9 @@
 import CastMedia
 import CastReceiver
-@testable import CastSession
 import CastTransport
 import Testing
+
+@testable import CastSession
 
 /// A receiver that answers status requests only by broadcasting its new status (`requestId` 0), never with a reply
 /// carrying the request's id, as some devices do: the session starts, and every command ends on the broadcast that
@@ -45,7 +46,9 @@ import Testing
             #expect(fixture.session.deviceStatus?.volumeLevel == 0.5)
             let unknown = DeviceStatus(json: ["status": ["volume": ["level": .null, "muted": false]]])
             #expect(unknown.volumeLevel == nil)
-            #expect(throws: CastSessionError.self) { try DeviceStatus.level(from: unknown.volumeLevel, bySteps: 1, of: 0.05) }
+            #expect(throws: CastSessionError.self) {
+                try DeviceStatus.level(from: unknown.volumeLevel, bySteps: 1, of: 0.05)
+            }
             #expect(try DeviceStatus.level(from: 0.96, bySteps: 1, of: 0.05) == 1)
         }
     }

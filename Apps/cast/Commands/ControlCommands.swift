@@ -144,7 +144,10 @@ struct VolumeCommand: AsyncParsableCommand {
         discussion: "Examples: cast volume 0.4, cast volume 40%, cast volume +2"
     )
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "LEVEL, PERCENT% or +STEPS/-STEPS.") var value: String
+    // Captured as "all unrecognized" so that `-2` is a step count, not an option.
+    @Argument(parsing: .allUnrecognized, help: "LEVEL, PERCENT% or +STEPS/-STEPS.") var values: [String] = []
+
+    var value: String { values.first ?? "" }
 
     enum Change { case level(Double), steps(Int) }
 
@@ -158,6 +161,7 @@ struct VolumeCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        guard values.count == 1 else { throw ValidationError("give exactly one volume") }
         guard Self.parse(value) != nil else {
             throw ValidationError("'\(value)' is not a volume: use 0…1, 0%…100% or +N/-N steps")
         }

@@ -8,7 +8,12 @@ extension CastConnection {
         timeout: Duration?,
         answeredBy isAnsweredBy: @escaping @Sendable (DeviceStatus) -> Bool
     ) async throws -> JSONValue {
-        try await request(namespace: CastNamespace.receiver, to: CastEndpoint.receiver, payload: payload, timeout: timeout) {
+        try await request(
+            namespace: CastNamespace.receiver,
+            to: CastEndpoint.receiver,
+            payload: payload,
+            timeout: timeout
+        ) {
             $0["type"]?.stringValue == "RECEIVER_STATUS" && isAnsweredBy(DeviceStatus(json: $0))
         }
     }
