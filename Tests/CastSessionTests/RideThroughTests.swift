@@ -143,6 +143,28 @@ import Testing
         }
     }
 
+    /// A join launches nothing, so a device that drops every connection is retried within the connect and request
+    /// timeouts (a command's `--timeout`), not within the launch timeout too.
+    @Test(.timeLimit(.minutes(1))) func aJoinThatKeepsDroppingGivesUpWithinTheRequestTimeout() async throws {
+        var configuration = DeviceConfiguration(friendlyName: "Cut Cable", port: 0)
+        configuration.faults.closesAfterMessages = 0
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualCastClock()) { emulator in
+            let sleeper = RecordingSleeper()
+            let options = testOptions {
+                $0.connectTimeout = .seconds(1)
+                $0.requestTimeout = .seconds(3)
+                $0.launchTimeout = .seconds(600)
+            }
+            let context = CastContext(options: options, sleep: sleeper.sleep)
+            await #expect {
+                try await context.sessionManager.joinSession(on: emulator.devices[0].castDevice)
+            } throws: { ($0 as? CastSessionError)?.code == .connectionLost }
+            // No real time passes between attempts: each backoff wait must fit within the 4 s left.
+            #expect(!sleeper.recorded.isEmpty)
+            #expect(sleeper.recorded.allSatisfy { $0 < .seconds(4) }, "\(sleeper.recorded)")
+        }
+    }
+
     @Test func anUnreachableDeviceIsNotRetried() async throws {
         let sleeper = RecordingSleeper()
         let context = CastContext(options: testOptions(), sleep: sleeper.sleep)

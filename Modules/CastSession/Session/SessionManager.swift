@@ -193,6 +193,9 @@ public final class SessionManager: Sendable {
         case resume(sessionID: String, applicationID: String?)
         /// Join whatever app runs (or only `applicationID`); fail when the device is idle.
         case joinRunning(applicationID: String?)
+
+        /// Whether it may launch an app: a start that only joins has no launch to wait for.
+        var mayLaunch: Bool { self == .launch || self == .launchOrJoin }
     }
 
     /// ``establish(with:mode:)``, carried through connections that drop after they were made (as Wi-Fi does):
@@ -225,11 +228,15 @@ public final class SessionManager: Sendable {
             } catch {
                 let error = Self.sessionError(error)
                 failures += 1
-                // A connection lost midway may be retried within the connect and launch timeouts; a device that
-                // does not answer at all (a link that is down) within the connect timeout; a refusal never.
+                // A connection lost midway may be retried within the connect and launch timeouts (a join's
+                // request timeout: it launches nothing); a device that does not answer at all (a link that is down)
+                // within the connect timeout; a refusal never.
                 let deadline: ContinuousClock.Instant
                 switch error.code {
-                case .connectionLost: deadline = started + options.connectTimeout + options.launchTimeout
+                case .connectionLost:
+                    deadline =
+                        started + options.connectTimeout
+                        + (mode.mayLaunch ? options.launchTimeout : options.requestTimeout)
                 case .connectFailed where Self.mayPass(error): deadline = started + options.connectTimeout
                 default: throw error
                 }

@@ -252,7 +252,7 @@ final class CastMessageRouter: ChannelDuplexHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         let transportError =
             error as? CastTransportError
-            ?? CastTransportError(.connectionClosed, "the connection failed", cause: error)
+            ?? CastTransportError(.connectionClosed, "the connection failed: \(error)", cause: error)
         if failure == nil { failure = transportError }
         logger.debug("connection error, closing", metadata: ["cast.error": "\(transportError)"])
         context.close(promise: nil)
