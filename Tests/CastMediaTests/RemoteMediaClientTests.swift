@@ -371,6 +371,27 @@ import Testing
         }
     }
 
+    /// A GET_STATUS that timed out a moment ago is the answer: reading the status again does not send a second one
+    /// and wait a second timeout; once the request timeout has passed, it asks again.
+    @Test func readingAnUnknownStatusReusesARecentGetStatus() async throws {
+        let time = TestTime()
+        let (client, channel) = makeClient(seeded: false, now: time.closure)
+        channel.respond { _ in .failure(CastTransportError(.requestTimedOut, "no reply")) }
+        await #expect(throws: CastMediaError.self) { try await client.requestStatus().response() }
+        time.now = 2
+        await #expect { try await client.readStatusIfUnknown() } throws: {
+            ($0 as? CastMediaError)?.code == .timedOut
+        }
+        #expect(channel.sent.count == 1)
+        time.now = 4
+        channel.respond(with: FakeMediaChannel.echoStatus(statusEntry()))
+        try await client.readStatusIfUnknown()
+        #expect(channel.sent.count == 2)
+        #expect(client.mediaStatus?.mediaSessionID == 7)
+        try await client.readStatusIfUnknown()
+        #expect(channel.sent.count == 2, "a known status is not read again")
+    }
+
     @Test func cancellingARequest() async throws {
         let (client, channel) = makeClient()
         channel.hold()

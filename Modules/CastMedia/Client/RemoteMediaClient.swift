@@ -37,6 +37,8 @@ public final class RemoteMediaClient: Sendable {
         var decodedParts: CopyOnWrite<MediaStatus.DecodedParts>?
         var nextRequestID = 1
         var inFlight: [String: MediaRequest] = [:]
+        /// The last GET_STATUS and when it was sent (``readStatusIfUnknown()``).
+        var lastStatusRequest: (request: MediaRequest, sentAt: Double)?
         /// Sent requests a broadcast status may answer, oldest first.
         var awaitingBroadcast: [BroadcastAnswer] = []
     }
@@ -587,12 +589,24 @@ public final class RemoteMediaClient: Sendable {
 
     /// Asks for a fresh status (GET_STATUS).
     @discardableResult
-    public func requestStatus() -> MediaRequest { send("GET_STATUS", needsSession: false) }
+    public func requestStatus() -> MediaRequest {
+        let request = send("GET_STATUS", needsSession: false)
+        let sentAt = now()
+        state.withLock { $0.lastStatusRequest = (request, sentAt) }
+        return request
+    }
 
     /// Reads the status when none is known. A join reads it before it returns, so this asks only when that read
-    /// failed, and then throws the error the app meets (a command would otherwise fail as `noMediaSession`).
+    /// failed, and then throws the error the app meets (a command would otherwise fail as `noMediaSession`). A
+    /// GET_STATUS sent within the request timeout is not sent again: its outcome is the answer (a join's read
+    /// that timed out would otherwise make a command wait a second timeout).
     package func readStatusIfUnknown() async throws {
-        if mediaStatus == nil { try await requestStatus().response() }
+        guard mediaStatus == nil else { return }
+        let window = (requestTimeout ?? .seconds(10)).inSeconds
+        let recent = state.withLock { state in
+            state.lastStatusRequest.flatMap { now() - $0.sentAt <= window ? $0.request : nil }
+        }
+        try await (recent ?? requestStatus()).response()
     }
 
     // MARK: - Queue commands
