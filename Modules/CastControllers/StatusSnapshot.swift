@@ -26,8 +26,10 @@ public struct StatusSnapshot: Sendable {
     public var deviceVolume: Double?
     /// Whether the device is muted, when known.
     public var deviceMuted: Bool?
-    /// The media status; `nil` when nothing plays.
+    /// The media status; `nil` when nothing plays (or when it is unknown: ``mediaError``).
     public var media: MediaStatus?
+    /// Why the media status is unknown, when the app did not tell it.
+    public var mediaError: String?
     /// The extrapolated position now.
     public var position: Double?
     /// The current item's position in the queue (0-based), when a queue plays.
@@ -97,6 +99,7 @@ public struct StatusSnapshot: Sendable {
         deviceVolume = activity.deviceStatus.volumeLevel
         deviceMuted = activity.deviceStatus.isMuted
         media = activity.mediaStatus
+        mediaError = activity.mediaStatusError
         groupMembers = activity.groupMembers
         self.position = position ?? activity.mediaStatus?.currentTime
         if let status = activity.mediaStatus, let items = status.items?.compactMap(\.itemID),
@@ -137,6 +140,7 @@ public struct StatusSnapshot: Sendable {
         }
         guard let media else {
             result["media"] = .null
+            if let mediaError { result["mediaError"] = .string(mediaError) }
             return result
         }
         var entry: JSONValue = [
@@ -191,7 +195,7 @@ public struct StatusSnapshot: Sendable {
             lines.append(style.paint("device authentication: \(authentication)", style.caption))
         }
         guard let media else {
-            lines.append(style.paint("media: none", style.body))
+            lines.append(style.paint(mediaError.map { "media: unknown (\($0))" } ?? "media: none", style.body))
             return lines
         }
         let title = media.media?.metadata?.displayTitle ?? media.media?.contentID ?? "untitled"

@@ -218,6 +218,26 @@ extension JoinRunningTests {
         }
     }
 
+    /// An app that lists the media namespace but does not answer its GET_STATUS with a status (here it echoes the
+    /// request back): the activity says why its media status is unknown, so "nothing plays" is not claimed.
+    @Test func aMediaStatusThatCannotBeReadIsToldAsUnknown() async throws {
+        var configuration = DeviceConfiguration(friendlyName: "Odd App", port: 0)
+        configuration.apps.append(.echo(id: "E0C40002", namespaces: [CastNamespace.media]))
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualCastClock()) { emulator in
+            let device = emulator.devices[0]
+            let phone = CastContext(options: testOptions { $0.receiverApplicationID = "E0C40002" })
+            _ = try await phone.sessionManager.startSession(with: device.castDevice)
+            let observer = DeviceObserver(device: device.castDevice, options: testOptions())
+            let updates = observer.updates()
+            try await observer.start()
+            let unknown = try await next(updates) { $0.mediaStatusError != nil }
+            #expect(unknown.mediaStatus == nil)
+            #expect(unknown.mediaStatusError?.contains("GET_STATUS") == true, "\(unknown.mediaStatusError ?? "")")
+            await observer.stop()
+            await phone.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
     @Test func setsTheVolumeOfAnIdleDeviceWithoutAnApp() async throws {
         try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]

@@ -404,6 +404,8 @@ enum DeviceText {
                         ?? .null,
                     "playerState": .string(media.shownPlayerState.rawValue),
                 ]
+            } else if let error = activity.mediaStatusError {
+                json["mediaError"] = .string(error)
             }
             return json
         }

@@ -25,6 +25,9 @@ public struct DeviceActivity: Sendable, Hashable {
     /// is no group, or a group that did not answer. ``SpeakerGroupMembership`` turns many activities into which
     /// groups each device belongs to.
     public var groupMembers: [MultizoneMember]?
+    /// Why the running app's media status is unknown (it did not answer, the connection failed): then a `nil`
+    /// ``mediaStatus`` does not mean that nothing plays.
+    public var mediaStatusError: String?
 
     /// Creates an activity snapshot.
     public init(
@@ -41,6 +44,25 @@ public struct DeviceActivity: Sendable, Hashable {
         self.isReachable = isReachable
         self.deviceAuthentication = deviceAuthentication
         self.groupMembers = groupMembers
+    }
+
+    /// Creates an activity snapshot whose media status could not be read, and why.
+    public init(
+        device: CastDevice,
+        deviceStatus: DeviceStatus,
+        mediaStatusError: String,
+        isReachable: Bool = true,
+        deviceAuthentication: DeviceAuthentication? = nil,
+        groupMembers: [MultizoneMember]? = nil
+    ) {
+        self.init(
+            device: device,
+            deviceStatus: deviceStatus,
+            isReachable: isReachable,
+            deviceAuthentication: deviceAuthentication,
+            groupMembers: groupMembers
+        )
+        self.mediaStatusError = mediaStatusError
     }
 
     /// The running app; `nil` when the device is idle (its idle screen counts as idle).
@@ -73,7 +95,9 @@ public final class DeviceObserver: Sendable {
         /// The media app followed, and the client whose status is reported: the observer's own, fed by its
         /// virtual connection to the app, or the shared session's (``share(_:)``).
         var mediaTransportID: String?
-        var mediaClient: RemoteMediaClient?
+        var mediaClient: RemoteMediaClient? {
+            didSet { if mediaClient !== oldValue { mediaStatusError = nil } }
+        }
         /// The app the observer's own connection has a virtual connection to (none while it shares a session's).
         var ownMediaConnection: String?
         /// The session whose media client is followed instead of a virtual connection of the observer's own.
@@ -94,6 +118,8 @@ public final class DeviceObserver: Sendable {
         var replyWaiters: [(requestID: Int, continuation: CheckedContinuation<Void, Never>)] = []
         /// A group's membership (multizone namespace); `nil` for other devices.
         var multizoneStatus: MultizoneStatus?
+        /// Why the followed app's media status could not be read, until it is.
+        var mediaStatusError: String?
 
         /// Forgets the shared session and its status handler; answers its watcher for the caller to cancel.
         mutating func endSharing() -> Task<Void, Never>? {
@@ -104,7 +130,7 @@ public final class DeviceObserver: Sendable {
 
         var activity: DeviceActivity? {
             deviceStatus.map {
-                DeviceActivity(
+                var activity = DeviceActivity(
                     device: device,
                     deviceStatus: $0,
                     mediaStatus: mediaClient?.mediaStatus,
@@ -112,6 +138,8 @@ public final class DeviceObserver: Sendable {
                     deviceAuthentication: connection?.deviceAuthentication,
                     groupMembers: multizoneStatus?.members
                 )
+                if activity.mediaStatus == nil { activity.mediaStatusError = mediaStatusError }
+                return activity
             }
         }
     }
@@ -455,8 +483,14 @@ public final class DeviceObserver: Sendable {
         do {
             try await connection.openVirtualConnection(to: transportID)
             _ = try await client.requestStatus().response()
+            state.withLockedValue { $0.mediaStatusError = nil }
         } catch {
             logger.debug("cannot read the media status", metadata: ["cast.error": "\(error)"])
+            // Told with the activity: a nil media status would otherwise say that nothing plays.
+            let reason = (error as? CastMediaError)?.message ?? "\(error)"
+            state.withLockedValue { state in
+                if state.mediaClient === client { state.mediaStatusError = reason }
+            }
         }
     }
 
