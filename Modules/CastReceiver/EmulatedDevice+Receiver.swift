@@ -119,9 +119,22 @@ extension EmulatedDevice {
             launch: record,
             player: player
         )
+        if let delay = state.faults.listsLaunchedAppWholeAfter {
+            state.running.isListedWhole = false
+            _ = clock.schedule(after: .emulatorSeconds(delay)) { [weak self] in self?.listWhole(sessionID) }
+        }
         logger.debug("launched", metadata: ["cast.app": "\(appID)", "cast.session_id": "\(sessionID)"])
         out += statusAfterLifecycleChange(requestId: requestId, requester: requester, state: state)
         return out
+    }
+
+    /// Lists the app of `sessionID` whole from now on, and tells every sender (the late-listing fault).
+    private func listWhole(_ sessionID: String) {
+        emit { state in
+            guard state.running.sessionID == sessionID, !state.running.isListedWhole else { return [] }
+            state.running.isListedWhole = true
+            return broadcastReceiverStatus(state, except: nil)
+        }
     }
 
     /// Ends the running app: CLOSE from its transport to every sender connected to it, then Backdrop.
@@ -186,7 +199,7 @@ extension EmulatedDevice {
 
     func receiverStatus(_ state: State) -> JSONValue {
         let running = state.running
-        let app: JSONValue = [
+        var app: JSONValue = [
             "appId": .string(running.app.id),
             "displayName": .string(running.app.displayName),
             "iconUrl": "",
@@ -199,6 +212,10 @@ extension EmulatedDevice {
             "universalAppId": .string(running.app.id),
             "appType": .string(running.app.kind == .androidTV ? "ANDROID_TV" : "WEB"),
         ]
+        if !running.isListedWhole {
+            app["namespaces"] = nil
+            app["transportId"] = nil
+        }
         return [
             "type": "RECEIVER_STATUS",
             "status": [

@@ -41,6 +41,8 @@ public final class EmulatedDevice: Sendable {
         var player: MediaPlayer<Requester>?
         /// The Cast Streaming receiver of a mirroring app, once an OFFER was answered.
         var streaming: StreamingReceiverEndpoint?
+        /// `false` while its status leaves out its transport id and namespaces (a fault).
+        var isListedWhole = true
     }
 
     struct State: Sendable {

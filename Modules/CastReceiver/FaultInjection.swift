@@ -14,6 +14,9 @@ public struct FaultInjection: Sendable, Hashable {
     /// Answer every request whose reply is a status (RECEIVER_STATUS, MEDIA_STATUS) only by broadcasting it with
     /// `requestId` 0, to the requester as to everyone else: no reply carries the request's id (errors still do).
     public var statusOnlyByBroadcast = false
+    /// List a launched app without its transport id and namespaces until this many seconds (on the emulator's
+    /// clock) after its launch, then broadcast its whole status: senders must wait for a status they can use.
+    public var listsLaunchedAppWholeAfter: Double?
     /// Address replies to `*` instead of the requesting sender.
     public var addressesRepliesToBroadcast = false
     /// Give launched apps a `web-N` transport id different from their session id (older firmware).

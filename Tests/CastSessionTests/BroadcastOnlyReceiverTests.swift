@@ -37,6 +37,30 @@ import Testing
         }
     }
 
+    /// A LAUNCH answered with the app before it lists its transport id and namespaces (as Chrome, a session without
+    /// namespaces is not usable yet): the start waits for the status that lists them, then connects to the app.
+    @Test(.timeLimit(.minutes(1))) func aLaunchedAppListedWholeOnlyLaterIsWaitedFor() async throws {
+        var configuration = DeviceConfiguration(friendlyName: "Slow Start", port: 0)
+        configuration.faults.listsLaunchedAppWholeAfter = 2
+        configuration.faults.transportIDDiffersFromSessionID = true
+        let clock = ManualCastClock()
+        try await withCastReceiverEmulator(devices: [configuration], clock: clock) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: testOptions())
+            let before = clock.pendingTimerCount
+            let start = Task { try await context.sessionManager.startSession(with: device.castDevice) }
+            // The launch armed the timer that lists the app whole.
+            await clock.waitUntil { $0.pendingTimerCount > before }
+            clock.advance(by: .seconds(2))
+            let session = try await start.value
+            #expect(session.transportID.hasPrefix("web-"))
+            #expect(session.application.playsMedia)
+            let client = try #require(session.remoteMediaClient)
+            #expect(try await client.loadMedia(sampleMedia()).response()?.playerState == .playing)
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
     /// The device's volume, when a status says nothing of it, is unknown: a relative change is refused rather
     /// than taken from a guess.
     @Test func relativeVolumeStepsNeedAKnownLevel() async throws {

@@ -364,8 +364,9 @@ public final class SessionManager: Sendable {
         if let credentials = options.launchCredentials { payload["credentialsData"] = credentials.json }
         let previousSession = previous?.sessionID
         let timeout = options.launchTimeout
+        let deadline = ContinuousClock.now + timeout
         let request = payload
-        let reply: JSONValue = try await withThrowingTaskGroup(of: JSONValue.self) { group in
+        let reply: JSONValue = try await withThrowingTaskGroup(of: JSONValue?.self) { group in
             group.addTask {
                 try await connection.request(
                     namespace: CastNamespace.receiver,
@@ -378,17 +379,35 @@ public final class SessionManager: Sendable {
                 for await message in watcher where message.namespace == CastNamespace.receiver {
                     guard let json = try? message.json(), json["type"]?.stringValue == "RECEIVER_STATUS",
                         let app = DeviceStatus(json: json).application, app.applicationID == appID,
-                        app.sessionID != previousSession
+                        app.sessionID != previousSession, Self.isReady(launched: json)
                     else { continue }
                     return json
                 }
                 throw CancellationError()
             }
             defer { group.cancelAll() }
-            guard let first = try await group.next() else {
-                throw CastSessionError(.connectionLost, "the connection closed during LAUNCH")
+            while let answer = try await group.next() {
+                guard let answer else {
+                    throw CastSessionError(
+                        .launchFailed,
+                        "the receiver started \(appID) but did not list its transport id and namespaces in time"
+                    )
+                }
+                // A reply showing the app before it lists how to reach it: wait for a status that does (as
+                // Chrome, which takes a session without namespaces for an invalid one), within the launch timeout.
+                if answer["type"]?.stringValue == "RECEIVER_STATUS", !Self.isReady(launched: answer),
+                    DeviceStatus(json: answer).application?.applicationID == appID
+                {
+                    logger.debug("the launched app is not listed whole yet; waiting for its status")
+                    group.addTask {
+                        try await Task.sleep(until: deadline)
+                        return nil
+                    }
+                    continue
+                }
+                return answer
             }
-            return first
+            throw CastSessionError(.connectionLost, "the connection closed during LAUNCH")
         }
         switch reply["type"]?.stringValue {
         case "RECEIVER_STATUS":
@@ -407,6 +426,15 @@ public final class SessionManager: Sendable {
                 receiverReason: reply["reason"]?.stringValue
             )
         }
+    }
+
+    /// Whether a RECEIVER_STATUS lists its app whole: a transport id to reach it and the namespaces it serves
+    /// (a multizone leader serves none).
+    static func isReady(launched status: JSONValue) -> Bool {
+        guard let app = status["status"]?["applications"]?[0], app["transportId"]?.stringValue?.isEmpty == false
+        else { return false }
+        return app["namespaces"]?.arrayValue?.isEmpty == false
+            || ApplicationMetadata.multizoneLeaderIDs.contains(app["appId"]?.stringValue ?? "")
     }
 
     static func sessionError(_ error: any Error) -> CastSessionError {
