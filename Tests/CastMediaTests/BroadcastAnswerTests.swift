@@ -120,6 +120,27 @@ import Testing
         #expect(status?.mediaSessionID == 12)
     }
 
+    /// Another sender's reply, shown by a device that addresses replies to `*`, carries an id above any of ours: it
+    /// is a status like an unsolicited one, and our own replies' statuses still apply after it.
+    @Test func anotherSendersReplyDoesNotHideOurOwnReplies() async throws {
+        let channel = FakeMediaChannel(ordered: true)
+        let client = RemoteMediaClient(channel: channel, requestTimeout: .seconds(3))
+        client.receive(statusMessage(statusEntry(state: "PLAYING")))
+        channel.hold()
+        let pause = client.pause()
+        _ = try await take(1, from: channel.sentStream)
+        client.receive(statusMessage(statusEntry(state: "PLAYING", time: 5), requestId: 57))
+        #expect(client.mediaStatus?.currentTime == 5)
+        #expect(!pause.isFinished)
+        let reply = statusMessage(statusEntry(state: "PAUSED", time: 6), requestId: 1)
+        channel.release(.success(reply))
+        #expect(try await pause.response()?.playerState == .paused)
+        client.receive(reply)
+        #expect(client.mediaStatus?.playerState == .paused)
+        client.receive(statusMessage(statusEntry(state: "PAUSED", time: 7)))
+        #expect(client.mediaStatus?.currentTime == 7, "broadcasts still apply")
+    }
+
     /// A reply carrying a request id is not a broadcast: it answers only its own request, as before.
     @Test func aReplyToAnotherRequestIsNotABroadcastAnswer() async throws {
         let (client, channel) = makeClient()

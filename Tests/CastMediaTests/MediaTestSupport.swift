@@ -25,10 +25,14 @@ final class FakeMediaChannel: MediaChannel {
     private let sentContinuation: AsyncStream<JSONValue>.Continuation
     /// Every payload as it is sent (a single consumer).
     let sentStream: AsyncStream<JSONValue>
+    /// As a session's channel: every reply also reaches `receive`, in order (the test delivers it), and each
+    /// request tells its `requestId` (1, 2, … in the order sent).
+    let deliversRepliesInOrder: Bool
 
-    init(responder: @escaping Responder = FakeMediaChannel.echoStatus()) {
+    init(responder: @escaping Responder = FakeMediaChannel.echoStatus(), ordered: Bool = false) {
         state = NIOLockedValueBox(State(responder: responder))
         (sentStream, sentContinuation) = AsyncStream.makeStream(of: JSONValue.self)
+        deliversRepliesInOrder = ordered
     }
 
     /// The payloads sent so far, in order.
@@ -57,23 +61,25 @@ final class FakeMediaChannel: MediaChannel {
 
     func startMediaRequest(_ payload: JSONValue, timeout: Duration?) throws -> MediaReply {
         // Recorded synchronously, in the order requests are started.
-        let (holding, responder) = state.withLockedValue { state in
+        let (holding, responder, requestID) = state.withLockedValue { state in
             state.sent.append(payload)
             state.timeouts.append(timeout)
-            return (state.holding, state.responder)
+            return (state.holding, state.responder, state.sent.count)
         }
         if holding {
-            return MediaReply { [self] in
+            let wait: @Sendable () async throws -> JSONValue = { [self] in
                 let result = await withCheckedContinuation { continuation in
                     state.withLockedValue { $0.held.append(Held(payload: payload, continuation: continuation)) }
                     sentContinuation.yield(payload)
                 }
                 return try result.get()
             }
+            return deliversRepliesInOrder ? MediaReply(requestID: requestID, wait) : MediaReply(wait)
         }
         sentContinuation.yield(payload)
         let result = responder(payload)
-        return MediaReply { try result.get() }
+        let wait: @Sendable () async throws -> JSONValue = { try result.get() }
+        return deliversRepliesInOrder ? MediaReply(requestID: requestID, wait) : MediaReply(wait)
     }
 
     /// Answers every request with a MEDIA_STATUS carrying `entry` (or an empty status).

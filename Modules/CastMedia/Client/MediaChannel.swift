@@ -10,17 +10,35 @@ public struct MediaReply: Sendable {
     }
 
     private let source: Source
+    /// The `requestId` the request went out with, when the channel tells it: a reply with a higher one answers
+    /// another sender (devices that address replies to `*` show them to everyone).
+    package let requestID: Int?
 
     /// Wraps how to wait for the reply.
-    public init(_ wait: @escaping @Sendable () async throws -> JSONValue) { source = .wait(wait) }
+    public init(_ wait: @escaping @Sendable () async throws -> JSONValue) {
+        source = .wait(wait)
+        requestID = nil
+    }
+
+    /// Wraps how to wait for the reply of the request sent with `requestID`.
+    package init(requestID: Int, _ wait: @escaping @Sendable () async throws -> JSONValue) {
+        source = .wait(wait)
+        self.requestID = requestID
+    }
 
     /// A reply completed on an event loop: the client finishes its request there, as the reply is read, without
     /// a task.
-    public init(_ future: EventLoopFuture<JSONValue>) { source = .future(future) }
+    public init(_ future: EventLoopFuture<JSONValue>) {
+        source = .future(future)
+        requestID = nil
+    }
 
     /// A reply message completed on an event loop, its JSON read when it is used (the connection parsed it once
     /// already, for its `requestId`): no second future per request.
-    package init(message future: EventLoopFuture<CastMessage>) { source = .message(future) }
+    package init(message future: EventLoopFuture<CastMessage>, requestID: Int) {
+        source = .message(future)
+        self.requestID = requestID
+    }
 
     /// The reply's JSON.
     public func response() async throws -> JSONValue {

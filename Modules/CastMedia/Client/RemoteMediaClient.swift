@@ -31,6 +31,8 @@ public final class RemoteMediaClient: Sendable {
         /// ``MediaChannel/deliversRepliesInOrder``): together they put statuses in arrival order.
         var appliedReplyID = 0
         var receivedReplyID = 0
+        /// The highest `requestId` this client's requests went out with: a reply above it is another sender's.
+        var highestOwnRequestID = 0
         var statusTime: Double = 0
         /// The `media` and `items` last seen in this media session, which the next status may repeat; one word
         /// like `status`.
@@ -176,7 +178,10 @@ public final class RemoteMediaClient: Sendable {
     @discardableResult
     private func apply(statusMessage message: JSONValue, inArrivalOrder: Bool = false) -> MediaStatus? {
         let ordered = channel.deliversRepliesInOrder
-        let replyID = message["requestId"]?.intValue ?? 0
+        var replyID = message["requestId"]?.intValue ?? 0
+        // Another sender's reply, shown to us by a device that addresses replies to `*`: a status like any
+        // unsolicited one. Counted as ours, its id would put our own replies' statuses behind it.
+        if ordered, replyID > 0, replyID > state.withLock({ $0.highestOwnRequestID }) { replyID = 0 }
         if ordered, inArrivalOrder, replyID > 0 {
             // A reply its request already applied: only its arrival is noted; the status is not decoded again.
             let applied = state.withLock { state -> Bool in
@@ -386,6 +391,9 @@ public final class RemoteMediaClient: Sendable {
         let reply: MediaReply
         do {
             reply = try channel.startMediaRequest(.object(members), timeout: requestTimeout)
+            if let id = reply.requestID {
+                state.withLock { $0.highestOwnRequestID = max($0.highestOwnRequestID, id) }
+            }
         } catch {
             if answerable != nil { state.withLock { $0.awaitingBroadcast.removeAll { $0.request === request } } }
             request.finish(.failed(Self.mediaError(from: error, for: type)))

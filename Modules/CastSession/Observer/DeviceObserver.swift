@@ -641,6 +641,6 @@ struct ObserverMediaChannel: MediaChannel {
             payload: payload,
             timeout: timeout ?? connection.configuration.requestTimeout
         )
-        return MediaReply(message: pending.futureResult)
+        return MediaReply(message: pending.futureResult, requestID: pending.requestID)
     }
 }

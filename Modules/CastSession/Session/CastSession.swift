@@ -668,8 +668,8 @@ struct SessionMediaChannel: MediaChannel {
                 )
             }
         }
-        guard ridesThrough else { return MediaReply(message: pending.futureResult) }
-        return MediaReply {
+        guard ridesThrough else { return MediaReply(message: pending.futureResult, requestID: pending.requestID) }
+        return MediaReply(requestID: pending.requestID) {
             do {
                 return try await pending.response().json()
             } catch let error as CastTransportError where ridesThrough && error.isConnectionLoss {
