@@ -133,6 +133,8 @@ struct CastReceiverCommand: AsyncParsableCommand {
     @Flag(help: "Fault: address replies to '*'.") var repliesToBroadcast = false
     @Flag(help: "Fault: answer every status request only with a requestId-0 broadcast, never a reply.")
     var statusOnlyByBroadcast = false
+    @Option(help: "Fault: list a launched app without its transport id and namespaces for this many seconds.")
+    var appListedLate: Double?
     @Flag(help: "Fault: use web-N transport ids that differ from session ids.") var webTransportIDs = false
     @Option(help: "Fault: split outgoing frames into TLS records of N bytes.") var chunkSize: Int?
     @Option(help: "Fault: send a malformed frame after N inbound messages.") var malformedAfter: Int?
@@ -219,6 +221,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
         faults.launchRepliesOnlyByBroadcast = launchBroadcastOnly
         faults.addressesRepliesToBroadcast = repliesToBroadcast
         faults.statusOnlyByBroadcast = statusOnlyByBroadcast
+        faults.listsLaunchedAppWholeAfter = appListedLate
         faults.transportIDDiffersFromSessionID = webTransportIDs
         faults.writesInChunksOf = chunkSize
         faults.sendsMalformedFrameAfterMessages = malformedAfter

@@ -157,6 +157,24 @@ def errors(port):
     cast("app", "stop")
 
 
+def quirks():
+    """Devices that answer differently from the reference: each command still ends at once, on what they send."""
+    for fault, name in (("--status-only-by-broadcast", "statuses only by broadcast"),
+                        ("--replies-to-broadcast", "replies addressed to *")):
+        host = f"127.0.0.1:{start_receiver(fault, '--default-duration', '600')}"
+        env = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-quirk-", dir=STATE))
+        # A 5 s timeout: a command waiting for a reply that never comes would fail with exit 4.
+        code, out, text = cast("play", "--host", host, URL_A, "--detach", "--json", "--timeout", "5", env=env)
+        check(f"{name}: play exits 0 and plays", code == 0 and media(out).get("playerState") == "PLAYING", text)
+        code, out, text = cast("pause", "--host", host, "--json", "--timeout", "5", env=env)
+        check(f"{name}: pause exits 0 paused", code == 0 and media(out).get("playerState") == "PAUSED", text)
+        code, out, text = cast("volume", "-2", "--host", host, "--json", "--timeout", "5", env=env)
+        check(f"{name}: volume -2 exits 0 two steps down",
+              code == 0 and abs(((out or {}).get("device") or {}).get("volume", 0) - 0.9) < 0.01, text)
+        code, out, text = cast("app", "stop", "--host", host, "--timeout", "5", env=env)
+        check(f"{name}: app stop exits 0", code == 0, text)
+
+
 def named_devices(port):
     """A named device beats the saved session; idle devices and non-media apps are reported, not refused."""
     host = f"127.0.0.1:{port}"
@@ -1049,6 +1067,7 @@ def main():
         commands(port)
         errors(port)
         named_devices(port)
+        quirks()
         speaker_groups()
         scan()
         drops()
