@@ -128,6 +128,22 @@ extension EmulatedDevice {
         return out
     }
 
+    /// Gives the running app a new transport id and tells every sender, as some devices do while an app runs:
+    /// senders must follow it (pychromecast connects to each new one). Virtual connections to the old id end.
+    public func moveAppTransport() {
+        emit { state in
+            guard state.running.app.kind != .idleScreen else { return [] }
+            let old = state.running.transportID
+            state.launchCount += 1
+            state.running.transportID = "web-\(state.launchCount)"
+            for (id, var peer) in state.peers {
+                peer.virtualConnections = peer.virtualConnections.filter { $0.endpoint != old }
+                state.peers[id] = peer
+            }
+            return broadcastReceiverStatus(state, except: nil)
+        }
+    }
+
     /// Lists the app of `sessionID` whole from now on, and tells every sender (the late-listing fault).
     private func listWhole(_ sessionID: String) {
         emit { state in

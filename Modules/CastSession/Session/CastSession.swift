@@ -66,6 +66,8 @@ public final class CastSession: Sendable {
         case finish(CastSessionError)
         /// Ask a speaker group for its members.
         case refreshMultizone
+        /// Follow our app to the transport id a later status gives it (pychromecast does too).
+        case follow(ApplicationMetadata)
     }
 
     init(
@@ -116,9 +118,9 @@ public final class CastSession: Sendable {
     /// The running app.
     public var application: ApplicationMetadata { state.withLock { $0.application } }
     /// The application session id.
-    public var sessionID: String { application.sessionID }
-    /// The app's transport id.
-    public var transportID: String { application.transportID }
+    public var sessionID: String { state.withLock { $0.application.sessionID } }
+    /// The app's transport id (it may move while the session runs, when a status gives the app another one).
+    public var transportID: String { state.withLock { $0.application.transportID } }
     /// Where the session is in its life.
     public var connectionState: ConnectionState { state.withLock { $0.connectionState } }
     /// A new stream of connection-state changes.
@@ -167,6 +169,8 @@ public final class CastSession: Sendable {
             if status.application?.sessionID != sessionID, connectionState == .connected {
                 // Someone else stopped or replaced our app.
                 startInBackground(.finish(CastSessionError(.appStopped, "the receiver app is no longer running")))
+            } else if let app = status.application, Self.moved(application, to: app) {
+                startInBackground(.follow(app))
             }
             return
         }
@@ -234,7 +238,36 @@ public final class CastSession: Sendable {
         case .suspend(let reason): await suspend(reason: reason)
         case .finish(let error): await finish(error: error)
         case .refreshMultizone: _ = try? await requestMultizoneStatus()
+        case .follow(let app): await follow(app)
         }
+    }
+
+    /// Whether `app`, a later status of our app, reaches it elsewhere: another transport id (with namespaces,
+    /// so not a status that lists the app before it is whole).
+    static func moved(_ current: ApplicationMetadata, to app: ApplicationMetadata) -> Bool {
+        app.sessionID == current.sessionID && app.transportID != current.transportID && !app.namespaces.isEmpty
+    }
+
+    /// Follows our app to its new transport id: a virtual connection there, the channels and the media client
+    /// addressed to it, the saved session updated, and the media status read again.
+    private func follow(_ app: ApplicationMetadata) async {
+        guard Self.moved(application, to: app) else { return }
+        // Connected there before anything is addressed there.
+        try? await connection.openVirtualConnection(to: app.transportID)
+        let previous = state.withLock { state -> ApplicationMetadata? in
+            guard Self.moved(state.application, to: app) else { return nil }
+            defer { state.application = app }
+            return state.application
+        }
+        guard let previous else { return }
+        logger.debug(
+            "the app moved to another transport id",
+            metadata: ["cast.from": "\(previous.transportID)", "cast.to": "\(app.transportID)"]
+        )
+        try? await connection.closeVirtualConnection(to: previous.transportID)
+        connectChannels()
+        persist()
+        _ = try? await remoteMediaClient?.requestStatus().response()
     }
 
     // MARK: - Suspension and resumption
@@ -613,8 +646,10 @@ struct SessionMediaChannel: MediaChannel {
     func startMediaRequest(_ payload: JSONValue, timeout: Duration?) throws -> MediaReply {
         let timeout = timeout ?? options.requestTimeout
         let connection = self.connection
-        let transportID = self.transportID
-        if let session = box.session, session.connectionState != .connected {
+        let session = box.session
+        // The app's transport id now (it may move while the session runs).
+        let transportID = session?.transportID ?? self.transportID
+        if let session, session.connectionState != .connected {
             guard session.connectionState == .suspended, options.requestsWaitWhileSuspended else {
                 throw CastMediaError(
                     .notConnected,

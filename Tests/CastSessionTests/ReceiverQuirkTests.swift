@@ -5,10 +5,11 @@ import Testing
 
 @testable import CastSession
 
-/// A receiver that answers status requests only by broadcasting its new status (`requestId` 0), never with a reply
-/// carrying the request's id, as some devices do: the session starts, and every command ends on the broadcast that
-/// shows its effect instead of waiting for its timeout (60 s here, so a regression fails with `timedOut`).
-@Suite struct BroadcastOnlyReceiverTests {
+/// Receivers that behave unlike the reference, as real devices do, each through an emulator fault.
+@Suite struct ReceiverQuirkTests {
+    /// A receiver that answers status requests only by broadcasting its new status (`requestId` 0), never with a
+    /// reply carrying the request's id: the session starts, and every command ends on the broadcast that shows its
+    /// effect instead of waiting for its timeout (60 s here, so a regression fails with `timedOut`).
     @Test func aSessionAndEveryCommandCompleteOnBroadcasts() async throws {
         try await withStartedSession(device: { $0.faults.statusOnlyByBroadcast = true }) { fixture in
             let client = fixture.client
@@ -58,6 +59,24 @@ import Testing
             let client = try #require(session.remoteMediaClient)
             #expect(try await client.loadMedia(sampleMedia()).response()?.playerState == .playing)
             await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    /// The running app gets a new transport id (a status says so): the session follows it, and commands reach the
+    /// app there.
+    @Test(.timeLimit(.minutes(1))) func theSessionFollowsItsAppToANewTransportID() async throws {
+        try await withStartedSession { fixture in
+            let client = fixture.client
+            try await client.loadMedia(sampleMedia()).response()
+            let before = fixture.session.transportID
+            let statuses = client.statusUpdates()
+            fixture.device.moveAppTransport()
+            // The session reads the media status again once it has moved.
+            _ = try await next(statuses) { _ in fixture.session.transportID != before }
+            #expect(fixture.session.transportID.hasPrefix("web-"))
+            #expect(try await client.pause().response()?.playerState == .paused)
+            #expect(fixture.device.mediaStatus?["playerState"] == "PAUSED")
+            #expect(try fixture.context.sessionManager.savedSession()?.transportID == fixture.session.transportID)
         }
     }
 
