@@ -70,6 +70,8 @@ import Testing
                 statusMessage(
                     statusEntry(session: 9, state: "IDLE", extra: ["extendedStatus": ["playerState": "LOADING"]])
                 ),
+                // Another sender's load, broadcast meanwhile on a device that replies: not ours.
+                statusMessage(statusEntry(session: 8, state: "PLAYING", media: testMedia("phone").json)),
             ],
             answeredBy: statusMessage(statusEntry(session: 9, state: "PLAYING", media: testMedia("two").json))
         )
@@ -103,7 +105,10 @@ import Testing
     @Test func seekAndQueueEditsAreAnsweredByTheSessionsNextStatus() async throws {
         let sought = try await answer(
             { $0.seek(.to(30)) },
-            ignoring: [statusMessage(statusEntry(session: 8))],
+            // Another session's status, and another sender's pause where the stream was: not our seek.
+            ignoring: [
+                statusMessage(statusEntry(session: 8, time: 30)), statusMessage(statusEntry(state: "PAUSED", time: 3)),
+            ],
             answeredBy: statusMessage(statusEntry(time: 30))
         )
         #expect(sought?.currentTime == 30)

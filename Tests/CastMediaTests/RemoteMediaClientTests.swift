@@ -372,18 +372,22 @@ import Testing
     }
 
     /// A GET_STATUS that timed out a moment ago is the answer: reading the status again does not send a second one
-    /// and wait a second timeout; once the request timeout has passed, it asks again.
+    /// and wait a second timeout; a moment later, it asks again. One in flight is waited for.
     @Test func readingAnUnknownStatusReusesARecentGetStatus() async throws {
         let time = TestTime()
         let (client, channel) = makeClient(seeded: false, now: time.closure)
-        channel.respond { _ in .failure(CastTransportError(.requestTimedOut, "no reply")) }
-        await #expect(throws: CastMediaError.self) { try await client.requestStatus().response() }
-        time.now = 2
+        channel.hold()
+        let attach = client.requestStatus()
+        _ = try await take(1, from: channel.sentStream)
+        time.now = 3  // its timeout, when the join's read gives up
+        channel.release(.failure(CastTransportError(.requestTimedOut, "no reply")))
+        await #expect(throws: CastMediaError.self) { try await attach.response() }
+        time.now = 3.5
         await #expect { try await client.readStatusIfUnknown() } throws: {
             ($0 as? CastMediaError)?.code == .timedOut
         }
         #expect(channel.sent.count == 1)
-        time.now = 4
+        time.now = 5
         channel.respond(with: FakeMediaChannel.echoStatus(statusEntry()))
         try await client.readStatusIfUnknown()
         #expect(channel.sent.count == 2)

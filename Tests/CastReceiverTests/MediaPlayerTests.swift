@@ -717,6 +717,27 @@ struct MediaPlayerQueueTests {
         }
     }
 
+    /// A sender that seeks back into a blank item plays it: its end then repeats as usual.
+    @Test func aSeekIntoABlankItemMakesItPlayable() {
+        var harness = PlayerHarness()
+        harness.send(
+            "QUEUE_LOAD",
+            [
+                "items": [Fixture.item(Fixture.song(1, duration: 30), ["startTime": 30, "autoplay": false])],
+                "repeatMode": "REPEAT_SINGLE",
+            ]
+        )
+        #expect(harness.status?["playerState"] == "PAUSED")
+        harness.send("SEEK", ["currentTime": 0])
+        let play = harness.send("PLAY")
+        #expect(play.status?["playerState"] == "PLAYING", "\(play.reply)")
+        // Played to its end, it starts again (paused at 0: the item does not autoplay) instead of finishing.
+        harness.advance(to: 35)
+        #expect(harness.status?["playerState"] == "PAUSED")
+        #expect(harness.status?["currentTime"] == 0)
+        #expect(harness.status?["idleReason"] == nil)
+    }
+
     /// A blank item among playable ones does not end a repeating queue: the round has content.
     @Test func aBlankItemAmongPlayableOnesKeepsRepeating() {
         var harness = PlayerHarness()

@@ -33,16 +33,26 @@ public final class RemoteMediaClient: Sendable {
         var receivedReplyID = 0
         /// The highest `requestId` this client's requests went out with: a reply above it is another sender's.
         var highestOwnRequestID = 0
+        /// The last reply read in order as another sender's (see ``apply(statusMessage:inArrivalOrder:)``).
+        var lastReplyReadAsOthers = 0
         var statusTime: Double = 0
         /// The `media` and `items` last seen in this media session, which the next status may repeat; one word
         /// like `status`.
         var decodedParts: CopyOnWrite<MediaStatus.DecodedParts>?
         var nextRequestID = 1
         var inFlight: [String: MediaRequest] = [:]
-        /// The last GET_STATUS and when it was sent (``readStatusIfUnknown()``).
-        var lastStatusRequest: (request: MediaRequest, sentAt: Double)?
+        /// The GET_STATUS in flight, and how the last one failed and when (``readStatusIfUnknown()``).
+        var statusReading: MediaRequest?
+        var statusReadingFailure: (error: CastMediaError, at: Double)?
         /// Sent requests a broadcast status may answer, oldest first.
         var awaitingBroadcast: [BroadcastAnswer] = []
+
+        mutating func forgetBroadcastAnswer(to request: MediaRequest) {
+            guard !awaitingBroadcast.isEmpty else { return }
+            awaitingBroadcast.removeAll { $0.request === request }
+            // No buffer kept by an idle client.
+            if awaitingBroadcast.isEmpty { awaitingBroadcast = [] }
+        }
     }
 
     /// A request whose effect a broadcast status can show: some receivers report a command only by broadcasting
@@ -179,14 +189,22 @@ public final class RemoteMediaClient: Sendable {
     private func apply(statusMessage message: JSONValue, inArrivalOrder: Bool = false) -> MediaStatus? {
         let ordered = channel.deliversRepliesInOrder
         var replyID = message["requestId"]?.intValue ?? 0
-        // Another sender's reply, shown to us by a device that addresses replies to `*`: a status like any
-        // unsolicited one. Counted as ours, its id would put our own replies' statuses behind it.
-        if ordered, replyID > 0, replyID > state.withLock({ $0.highestOwnRequestID }) { replyID = 0 }
-        if ordered, inArrivalOrder, replyID > 0 {
-            // A reply its request already applied: only its arrival is noted; the status is not decoded again.
+        if ordered, replyID > 0 {
             let applied = state.withLock { state -> Bool in
-                state.receivedReplyID = max(state.receivedReplyID, replyID)
-                return replyID <= state.appliedReplyID
+                // Another sender's reply, shown to us by a device that addresses replies to `*`: a status like any
+                // unsolicited one. Counted as ours, its id would put our own replies' statuses behind it.
+                guard replyID <= state.highestOwnRequestID else {
+                    if inArrivalOrder { state.lastReplyReadAsOthers = replyID }
+                    replyID = 0
+                    return false
+                }
+                // Ours, read in order before its id was noted (the reply beat `startMediaRequest`'s return): it
+                // arrived all the same.
+                if inArrivalOrder || state.lastReplyReadAsOthers == replyID {
+                    state.receivedReplyID = max(state.receivedReplyID, replyID)
+                }
+                // A reply its request already applied: only its arrival is noted; it is not decoded again.
+                return inArrivalOrder && replyID <= state.appliedReplyID
             }
             if applied { return nil }
         }
@@ -266,6 +284,7 @@ public final class RemoteMediaClient: Sendable {
         // A status message whose entries did not decode says nothing; one with no entries says there is no session.
         guard status != nil || empty else { return }
         let answered = state.withLock { state -> [MediaRequest] in
+            guard !state.awaitingBroadcast.isEmpty else { return [] }
             var answered: [MediaRequest] = []
             state.awaitingBroadcast.removeAll { waiting in
                 if waiting.request.isFinished { return true }
@@ -273,6 +292,7 @@ public final class RemoteMediaClient: Sendable {
                 answered.append(waiting.request)
                 return true
             }
+            if state.awaitingBroadcast.isEmpty { state.awaitingBroadcast = [] }
             return answered
         }
         for request in answered {
@@ -285,41 +305,65 @@ public final class RemoteMediaClient: Sendable {
     }
 
     /// What a broadcast status must show to answer a request of `type` with `payload`, sent while `before` was
-    /// the status; `nil` for requests whose reply is not a status.
-    static func broadcastAnswer(to type: String, _ payload: [String: JSONValue], before: MediaStatus?)
-        -> (@Sendable (MediaStatus?) -> Bool)?
-    {
+    /// the status and `position` the stream position; `nil` when no status shows it for sure (queue edits, ad
+    /// skips, text styles: those wait for their reply). Each shows the very state asked for, so that on a device
+    /// that does reply, another sender's change broadcast meanwhile does not pass for ours.
+    static func broadcastAnswer(
+        to type: String,
+        _ payload: [String: JSONValue],
+        before: MediaStatus?,
+        position: Double
+    ) -> (@Sendable (MediaStatus?) -> Bool)? {
         let session = before?.mediaSessionID
+        func sameSession(_ check: @escaping @Sendable (MediaStatus) -> Bool) -> @Sendable (MediaStatus?) -> Bool {
+            { status in status.map { $0.mediaSessionID == session && check($0) } ?? false }
+        }
         switch type {
         case "GET_STATUS":
             return { _ in true }
         case "LOAD", "QUEUE_LOAD":
-            return { status in status.map { $0.mediaSessionID != session && $0.playerState != .idle } ?? false }
-        case "PLAY":
+            // A new session playing (or paused on) what we loaded.
+            let loaded = Set(
+                (type == "LOAD" ? [payload["media"]] : payload["items"]?.arrayValue?.map { $0["media"] } ?? [])
+                    .compactMap { $0.flatMap { try? MediaInformation(json: $0).contentID } }
+            )
             return { status in
-                status?.mediaSessionID == session && [.playing, .buffering].contains(status?.playerState)
+                guard let status, status.mediaSessionID != session, status.playerState != .idle,
+                    let contentID = status.media?.contentID
+                else { return false }
+                return loaded.contains(contentID)
             }
+        case "PLAY":
+            return sameSession { [.playing, .buffering].contains($0.playerState) }
         case "PAUSE":
-            return { status in status?.mediaSessionID == session && status?.playerState == .paused }
+            return sameSession { $0.playerState == .paused }
         case "STOP":
             return { status in status == nil || status?.mediaSessionID != session || status?.playerState == .idle }
+        case "SEEK":
+            let target =
+                payload["currentTime"]?.doubleValue ?? payload["relativeTime"]?.doubleValue.map { position + $0 }
+            guard let target else { return nil }
+            return sameSession { abs($0.currentTime - max(0, target)) < 1.5 }
         case "SET_PLAYBACK_RATE":
-            let rate = payload["playbackRate"]?.doubleValue
-            return { status in
-                status?.mediaSessionID == session && rate.map { abs((status?.playbackRate ?? 0) - $0) < 0.001 } ?? true
-            }
+            guard let rate = payload["playbackRate"]?.doubleValue else { return nil }
+            return sameSession { abs($0.playbackRate - rate) < 0.001 }
         case "SET_VOLUME":
             let level = payload["volume"]?["level"]?.doubleValue
             let muted = payload["volume"]?["muted"]?.boolValue
-            return { status in
-                guard let status, status.mediaSessionID == session else { return false }
+            return sameSession { status in
                 if let level, abs((status.volumeLevel ?? -1) - level) > 0.005 { return false }
                 if let muted, status.isMuted != muted { return false }
-                return true
+                return level != nil || muted != nil
             }
-        case "SEEK", "EDIT_TRACKS_INFO", "SKIP_AD", "QUEUE_INSERT", "QUEUE_REMOVE", "QUEUE_REORDER", "QUEUE_UPDATE":
-            // No single field shows these: the session's next status after the request is its answer.
-            return { status in status?.mediaSessionID == session }
+        case "EDIT_TRACKS_INFO":
+            guard let ids = payload["activeTrackIds"]?.arrayValue?.compactMap(\.intValue) else { return nil }
+            return sameSession { Set($0.activeTrackIDs) == Set(ids) }
+        case "QUEUE_UPDATE" where payload["jump"] != nil:
+            let item = before?.currentItemID
+            return sameSession { $0.currentItemID != nil && $0.currentItemID != item }
+        case "QUEUE_UPDATE" where payload["repeatMode"] != nil && payload.count <= 3:
+            let mode = payload["repeatMode"]?.stringValue
+            return sameSession { $0.repeatMode?.rawValue == mode }
         default:
             return nil
         }
@@ -359,8 +403,9 @@ public final class RemoteMediaClient: Sendable {
         var members = payload.objectValue ?? [:]
         members.reserveCapacity(members.count + 2)
         members["type"] = .string(type)
+        let before = mediaStatus
         if needsSession {
-            guard let status = mediaStatus else {
+            guard let status = before else {
                 return failed(type, CastMediaError(.noMediaSession, "\(type) needs a media session; load media first"))
             }
             if let command, !status.supportedMediaCommands.contains(command) {
@@ -382,7 +427,13 @@ public final class RemoteMediaClient: Sendable {
             logger.debug("sending media request", metadata: ["cast.type": "\(type)"])
         }
         // Awaiting a broadcast answer before it is sent: the answer may be read before `startMediaRequest` returns.
-        let answerable = Self.broadcastAnswer(to: type, members, before: mediaStatus).map { isAnsweredBy in
+        let isAnsweredBy = Self.broadcastAnswer(
+            to: type,
+            members,
+            before: before,
+            position: type == "SEEK" ? approximateStreamPosition : 0
+        )
+        if let isAnsweredBy {
             state.withLock {
                 $0.awaitingBroadcast.append(BroadcastAnswer(request: request, isAnsweredBy: isAnsweredBy))
             }
@@ -391,13 +442,13 @@ public final class RemoteMediaClient: Sendable {
         let reply: MediaReply
         do {
             reply = try channel.startMediaRequest(.object(members), timeout: requestTimeout)
-            if let id = reply.requestID {
-                state.withLock { $0.highestOwnRequestID = max($0.highestOwnRequestID, id) }
-            }
         } catch {
-            if answerable != nil { state.withLock { $0.awaitingBroadcast.removeAll { $0.request === request } } }
+            if isAnsweredBy != nil { state.withLock { $0.forgetBroadcastAnswer(to: request) } }
             request.finish(.failed(Self.mediaError(from: error, for: type)))
             return request
+        }
+        if let id = reply.requestID {
+            state.withLock { $0.highestOwnRequestID = max($0.highestOwnRequestID, id) }
         }
         // Finished where the reply is read (the connection's event loop), in the same turn: no task per request.
         // Holds the client until the reply or its timeout; a weak capture would give the client a side table, and
@@ -412,9 +463,11 @@ public final class RemoteMediaClient: Sendable {
             case .failure(let error):
                 outcome = .failed(Self.mediaError(from: error, for: type))
             }
-            self.state.withLock { state in
-                if let group, state.inFlight[group] === request { state.inFlight[group] = nil }
-                if !state.awaitingBroadcast.isEmpty { state.awaitingBroadcast.removeAll { $0.request === request } }
+            if group != nil || isAnsweredBy != nil {
+                self.state.withLock { state in
+                    if let group, state.inFlight[group] === request { state.inFlight[group] = nil }
+                    state.forgetBroadcastAnswer(to: request)
+                }
             }
             request.finish(outcome)
         }
@@ -599,22 +652,40 @@ public final class RemoteMediaClient: Sendable {
     @discardableResult
     public func requestStatus() -> MediaRequest {
         let request = send("GET_STATUS", needsSession: false)
-        let sentAt = now()
-        state.withLock { $0.lastStatusRequest = (request, sentAt) }
+        guard !request.isFinished else { return request }
+        state.withLock { $0.statusReading = request }
+        request.onFailure { error in self.noteStatusReading(request, failure: error) }
+        request.onCompletion { _ in self.noteStatusReading(request, failure: nil) }
+        request.onAbort { _ in self.noteStatusReading(request, failure: nil) }
         return request
     }
 
+    /// Notes how a GET_STATUS ended, for ``readStatusIfUnknown()``.
+    private func noteStatusReading(_ request: MediaRequest, failure: CastMediaError?) {
+        let time = now()
+        state.withLock { state in
+            if state.statusReading === request { state.statusReading = nil }
+            state.statusReadingFailure = failure.map { ($0, time) }
+        }
+    }
+
+    /// How long a failed GET_STATUS stands for the status read (``readStatusIfUnknown()``).
+    static let statusReadingFailureLifetime = 1.0
+
     /// Reads the status when none is known. A join reads it before it returns, so this asks only when that read
     /// failed, and then throws the error the app meets (a command would otherwise fail as `noMediaSession`). A
-    /// GET_STATUS sent within the request timeout is not sent again: its outcome is the answer (a join's read
-    /// that timed out would otherwise make a command wait a second timeout).
+    /// GET_STATUS in flight is waited for, and one that failed a moment ago is the answer: a join's read that timed
+    /// out would otherwise make a command wait a second timeout.
     package func readStatusIfUnknown() async throws {
         guard mediaStatus == nil else { return }
-        let window = (requestTimeout ?? .seconds(10)).inSeconds
-        let recent = state.withLock { state in
-            state.lastStatusRequest.flatMap { now() - $0.sentAt <= window ? $0.request : nil }
+        let (reading, failure) = state.withLock { ($0.statusReading, $0.statusReadingFailure) }
+        if let reading {
+            try await reading.response()
+        } else if let failure, now() - failure.at <= Self.statusReadingFailureLifetime {
+            throw failure.error
+        } else {
+            try await requestStatus().response()
         }
-        try await (recent ?? requestStatus()).response()
     }
 
     // MARK: - Queue commands

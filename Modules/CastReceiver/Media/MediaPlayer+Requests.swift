@@ -135,6 +135,8 @@ extension MediaPlayer {
             }
             if let duration = duration(of: session.current) { target = min(target, duration) }
             session.position = target
+            // A sender chose where this item plays from: its end is not a blank one.
+            session.itemStartPosition = -.infinity
             // Breaks the seek jumped over are not played again later.
             for item in session.current.breaks {
                 if let id = item["id"]?.stringValue, let position = item["position"]?.doubleValue, position > 0,

@@ -146,7 +146,8 @@ final class CastMessageRouter: ChannelDuplexHandler {
             requestID = parsed.json["requestId"]?.intValue
         }
         if let requestID, requestID != 0, let entry = outstanding.remove(requestID, namespace: message.namespace) {
-            entry.request.arrived.withLock { $0 = message }
+            // Kept if the request was answered otherwise first (a broadcast showing its effect).
+            entry.request.arrived.withLock { $0 = $0 ?? message }
             entry.request.promise.succeed(message)
         } else if let accepted = acceptedDestinations, message.destinationID != CastEndpoint.broadcast,
             !accepted.contains(message.destinationID)
