@@ -573,14 +573,15 @@ struct EmulatedDeviceFaultTests {
         let healthy = testDevice("Healthy")
         let stuck = testDevice("Stuck") { $0.faults.stopsAnsweringPingsAfter = 2 }
         try await withCastReceiverEmulator(devices: [healthy, stuck], clock: ManualCastClock()) { emulator in
-            // Both ping every 50 ms. The stuck device's sender gives up after 1.2 s of silence; the healthy
-            // device's sender allows 30 s, so a machine stalled by other work cannot fail it, and the request
-            // below shows that the healthy device still serves after its neighbour went quiet.
+            // Both ping every 50 ms. The stuck device's sender gives up after 3 s of silence (long enough for its
+            // own connect to finish on a machine stalled by other work: it once took over 1.2 s); the healthy
+            // device's sender allows 30 s, so a stalled machine cannot fail it, and the request below shows that
+            // the healthy device still serves after its neighbour went quiet.
             var patient = CastConnection.Configuration()
             patient.heartbeat.pingInterval = .milliseconds(50)
             patient.heartbeat.deadAfter = .seconds(30)
             var strict = patient
-            strict.heartbeat.deadAfter = .milliseconds(1200)
+            strict.heartbeat.deadAfter = .seconds(3)
             let good = try await TestSender.connect(to: emulator.devices[0], configuration: patient)
             let bad = try await TestSender.connect(to: emulator.devices[1], configuration: strict)
 

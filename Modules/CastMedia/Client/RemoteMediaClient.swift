@@ -45,7 +45,8 @@ public final class RemoteMediaClient: Sendable {
         var statusReading: MediaRequest?
         var statusReadingFailure: (error: CastMediaError, at: Double)?
         /// Sent requests a broadcast status may answer, oldest first.
-        var awaitingBroadcast: [BroadcastAnswer] = []
+        var awaitingBroadcast: [AwaitedBroadcast] = []
+        var nextAwaitedBroadcast = 0
 
         mutating func forgetBroadcastAnswer(to request: MediaRequest) {
             guard !awaitingBroadcast.isEmpty else { return }
@@ -55,14 +56,14 @@ public final class RemoteMediaClient: Sendable {
         }
     }
 
-    /// A request whose effect a broadcast status can show: some receivers report a command only by broadcasting
-    /// the new status (`requestId` 0), never with a reply carrying the request's id. A request ends with the first
-    /// broadcast status after it was sent that shows what it asked for (``broadcastAnswer(to:_:before:)``), or
-    /// with its reply, whichever comes first.
-    private struct BroadcastAnswer {
+    /// A sent request a broadcast status may answer (``BroadcastAnswer``), for receivers that report a command only by
+    /// broadcasting the new status: the request ends with the first that shows what it asked for, or with its reply,
+    /// whichever comes first.
+    private struct AwaitedBroadcast {
         let request: MediaRequest
-        /// Whether a status (`nil`: no media session) answers the request.
-        let isAnsweredBy: @Sendable (MediaStatus?) -> Bool
+        let answer: BroadcastAnswer
+        /// Its place in the order requests were sent.
+        let sequence: Int
     }
 
     private let channel: any MediaChannel
@@ -155,10 +156,15 @@ public final class RemoteMediaClient: Sendable {
     public func receive(_ message: JSONValue) {
         switch message["type"]?.stringValue {
         case "MEDIA_STATUS":
-            let status = apply(statusMessage: message, inArrivalOrder: true)
-            if (message["requestId"]?.intValue ?? 0) == 0 {
-                answerByBroadcast(status, empty: message["status"]?.arrayValue?.isEmpty == true)
+            guard (message["requestId"]?.intValue ?? 0) == 0 else {
+                apply(statusMessage: message, inArrivalOrder: true)
+                return
             }
+            // Only requests sent before this broadcast was read may take it as their answer (one sent while it
+            // is being applied, by a caller that saw its events, came after it).
+            let sentBefore = state.withLock { $0.nextAwaitedBroadcast }
+            let status = apply(statusMessage: message, inArrivalOrder: true)
+            answerByBroadcast(status, empty: message["status"]?.arrayValue?.isEmpty == true, sentBefore: sentBefore)
         case "QUEUE_CHANGE":
             let change = QueueChange(json: message)
             queue.apply(change)
@@ -279,8 +285,8 @@ public final class RemoteMediaClient: Sendable {
         return current
     }
 
-    /// Ends the requests a broadcast status answers (see ``BroadcastAnswer``).
-    private func answerByBroadcast(_ status: MediaStatus?, empty: Bool) {
+    /// Ends the requests a broadcast status answers (see ``AwaitedBroadcast``).
+    private func answerByBroadcast(_ status: MediaStatus?, empty: Bool, sentBefore: Int) {
         // A status message whose entries did not decode says nothing; one with no entries says there is no session.
         guard status != nil || empty else { return }
         let answered = state.withLock { state -> [MediaRequest] in
@@ -288,7 +294,7 @@ public final class RemoteMediaClient: Sendable {
             var answered: [MediaRequest] = []
             state.awaitingBroadcast.removeAll { waiting in
                 if waiting.request.isFinished { return true }
-                guard waiting.isAnsweredBy(status) else { return false }
+                guard waiting.sequence < sentBefore, waiting.answer.isAnswered(by: status) else { return false }
                 answered.append(waiting.request)
                 return true
             }
@@ -301,71 +307,6 @@ public final class RemoteMediaClient: Sendable {
                 metadata: ["cast.type": "\(request.kind)", CastLogMetadataKey.requestID: "\(request.id)"]
             )
             request.finish(.completed(status))
-        }
-    }
-
-    /// What a broadcast status must show to answer a request of `type` with `payload`, sent while `before` was
-    /// the status and `position` the stream position; `nil` when no status shows it for sure (queue edits, ad
-    /// skips, text styles: those wait for their reply). Each shows the very state asked for, so that on a device
-    /// that does reply, another sender's change broadcast meanwhile does not pass for ours.
-    static func broadcastAnswer(
-        to type: String,
-        _ payload: [String: JSONValue],
-        before: MediaStatus?,
-        position: Double
-    ) -> (@Sendable (MediaStatus?) -> Bool)? {
-        let session = before?.mediaSessionID
-        func sameSession(_ check: @escaping @Sendable (MediaStatus) -> Bool) -> @Sendable (MediaStatus?) -> Bool {
-            { status in status.map { $0.mediaSessionID == session && check($0) } ?? false }
-        }
-        switch type {
-        case "GET_STATUS":
-            return { _ in true }
-        case "LOAD", "QUEUE_LOAD":
-            // A new session playing (or paused on) what we loaded.
-            let loaded = Set(
-                (type == "LOAD" ? [payload["media"]] : payload["items"]?.arrayValue?.map { $0["media"] } ?? [])
-                    .compactMap { $0.flatMap { try? MediaInformation(json: $0).contentID } }
-            )
-            return { status in
-                guard let status, status.mediaSessionID != session, status.playerState != .idle,
-                    let contentID = status.media?.contentID
-                else { return false }
-                return loaded.contains(contentID)
-            }
-        case "PLAY":
-            return sameSession { [.playing, .buffering].contains($0.playerState) }
-        case "PAUSE":
-            return sameSession { $0.playerState == .paused }
-        case "STOP":
-            return { status in status == nil || status?.mediaSessionID != session || status?.playerState == .idle }
-        case "SEEK":
-            let target =
-                payload["currentTime"]?.doubleValue ?? payload["relativeTime"]?.doubleValue.map { position + $0 }
-            guard let target else { return nil }
-            return sameSession { abs($0.currentTime - max(0, target)) < 1.5 }
-        case "SET_PLAYBACK_RATE":
-            guard let rate = payload["playbackRate"]?.doubleValue else { return nil }
-            return sameSession { abs($0.playbackRate - rate) < 0.001 }
-        case "SET_VOLUME":
-            let level = payload["volume"]?["level"]?.doubleValue
-            let muted = payload["volume"]?["muted"]?.boolValue
-            return sameSession { status in
-                if let level, abs((status.volumeLevel ?? -1) - level) > 0.005 { return false }
-                if let muted, status.isMuted != muted { return false }
-                return level != nil || muted != nil
-            }
-        case "EDIT_TRACKS_INFO":
-            guard let ids = payload["activeTrackIds"]?.arrayValue?.compactMap(\.intValue) else { return nil }
-            return sameSession { Set($0.activeTrackIDs) == Set(ids) }
-        case "QUEUE_UPDATE" where payload["jump"] != nil:
-            let item = before?.currentItemID
-            return sameSession { $0.currentItemID != nil && $0.currentItemID != item }
-        case "QUEUE_UPDATE" where payload["repeatMode"] != nil && payload.count <= 3:
-            let mode = payload["repeatMode"]?.stringValue
-            return sameSession { $0.repeatMode?.rawValue == mode }
-        default:
-            return nil
         }
     }
 
@@ -427,15 +368,18 @@ public final class RemoteMediaClient: Sendable {
             logger.debug("sending media request", metadata: ["cast.type": "\(type)"])
         }
         // Awaiting a broadcast answer before it is sent: the answer may be read before `startMediaRequest` returns.
-        let isAnsweredBy = Self.broadcastAnswer(
+        let answer = BroadcastAnswer(
             to: type,
             members,
             before: before,
             position: type == "SEEK" ? approximateStreamPosition : 0
         )
-        if let isAnsweredBy {
-            state.withLock {
-                $0.awaitingBroadcast.append(BroadcastAnswer(request: request, isAnsweredBy: isAnsweredBy))
+        if let answer {
+            state.withLock { state in
+                state.awaitingBroadcast.append(
+                    AwaitedBroadcast(request: request, answer: answer, sequence: state.nextAwaitedBroadcast)
+                )
+                state.nextAwaitedBroadcast += 1
             }
         }
         // Sent here, synchronously, so commands reach the receiver in the order they were issued.
@@ -443,7 +387,7 @@ public final class RemoteMediaClient: Sendable {
         do {
             reply = try channel.startMediaRequest(.object(members), timeout: requestTimeout)
         } catch {
-            if isAnsweredBy != nil { state.withLock { $0.forgetBroadcastAnswer(to: request) } }
+            if answer != nil { state.withLock { $0.forgetBroadcastAnswer(to: request) } }
             request.finish(.failed(Self.mediaError(from: error, for: type)))
             return request
         }
@@ -463,7 +407,7 @@ public final class RemoteMediaClient: Sendable {
             case .failure(let error):
                 outcome = .failed(Self.mediaError(from: error, for: type))
             }
-            if group != nil || isAnsweredBy != nil {
+            if group != nil || answer != nil {
                 self.state.withLock { state in
                     if let group, state.inFlight[group] === request { state.inFlight[group] = nil }
                     state.forgetBroadcastAnswer(to: request)
