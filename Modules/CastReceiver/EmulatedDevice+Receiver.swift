@@ -31,8 +31,8 @@ extension EmulatedDevice {
         case "SET_VOLUME":
             // `level` a number, `muted` a boolean, at least one of them; an explicit null is absent.
             let volume = request["volume"]?.objectValue ?? [:]
-            let level = volume["level"].flatMap { $0 == .null ? nil : $0 }
-            let muted = volume["muted"].flatMap { $0 == .null ? nil : $0 }
+            let level = volume["level"]?.present
+            let muted = volume["muted"]?.present
             guard level != nil || muted != nil, level == nil || level?.doubleValue != nil,
                 muted == nil || muted?.boolValue != nil
             else {

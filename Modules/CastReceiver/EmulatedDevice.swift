@@ -602,7 +602,7 @@ public final class EmulatedDevice: Sendable {
         case "CONNECT":
             let known = vc.endpoint == CastEndpoint.receiver || vc.endpoint == state.running.transportID
             // connType 0 (strong), 1 (weak) or 2 (invisible); absent or null is strong.
-            let connectionType = json["connType"].flatMap { $0 == .null ? nil : $0 }
+            let connectionType = json["connType"]?.present
             let validType = connectionType.map { (0...2).contains($0.intValue ?? -1) } ?? true
             guard known, validType else {
                 // No such endpoint, or no such kind of connection: refuse it the way receivers do, with CLOSE

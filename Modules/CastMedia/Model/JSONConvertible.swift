@@ -52,9 +52,6 @@ struct JSONObjectBuilder {
 }
 
 extension JSONValue {
-    /// A non-null value, or `nil` for absent and explicit `null`.
-    var present: JSONValue? { self == .null ? nil : self }
-
     func string(_ key: String) -> String? { self[key]?.stringValue }
     func double(_ key: String) -> Double? { self[key]?.doubleValue }
     func int(_ key: String) -> Int? { self[key]?.intValue }

@@ -101,7 +101,7 @@ extension MediaPlayer {
         guard mediaSessionCommands.contains(type) else { return failure("INVALID_REQUEST", reason: "INVALID_COMMAND") }
         guard session != nil else { return failure("INVALID_PLAYER_STATE") }
         // Absent (or null) means the current session; anything else must be its id.
-        if let given = request["mediaSessionId"], given != .null, given.intValue != session!.mediaSessionId {
+        if let given = request["mediaSessionId"]?.present, given.intValue != session!.mediaSessionId {
             return failure("INVALID_REQUEST", reason: "INVALID_MEDIA_SESSION_ID")
         }
         reanchor(at: now)
@@ -259,7 +259,7 @@ extension MediaPlayer {
 
     /// A `QUEUE_GET_ITEM_RANGE` count: absent (or null) is 0; a negative or non-integer one is invalid (`nil`).
     private static func count(_ value: JSONValue?) -> Int? {
-        guard let value, value != .null else { return 0 }
+        guard let value = value?.present else { return 0 }
         guard let count = value.intValue, count >= 0 else { return nil }
         return count
     }
@@ -437,7 +437,7 @@ extension MediaPlayer {
             var item: [String: JSONValue] = [
                 "media": request["media"] ?? [:], "autoplay": .bool(request["autoplay"]?.boolValue ?? true),
             ]
-            if let ids = request["activeTrackIds"], ids != .null { item["activeTrackIds"] = ids }
+            if let ids = request["activeTrackIds"]?.present { item["activeTrackIds"] = ids }
             items = [item]
         }
         let entries = items.map { item -> Entry in

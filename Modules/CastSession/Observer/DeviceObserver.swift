@@ -36,7 +36,8 @@ public struct DeviceActivity: Sendable, Hashable {
         mediaStatus: MediaStatus? = nil,
         isReachable: Bool = true,
         deviceAuthentication: DeviceAuthentication? = nil,
-        groupMembers: [MultizoneMember]? = nil
+        groupMembers: [MultizoneMember]? = nil,
+        mediaStatusError: String? = nil
     ) {
         self.device = device
         self.deviceStatus = deviceStatus
@@ -44,24 +45,6 @@ public struct DeviceActivity: Sendable, Hashable {
         self.isReachable = isReachable
         self.deviceAuthentication = deviceAuthentication
         self.groupMembers = groupMembers
-    }
-
-    /// Creates an activity snapshot whose media status could not be read, and why.
-    public init(
-        device: CastDevice,
-        deviceStatus: DeviceStatus,
-        mediaStatusError: String,
-        isReachable: Bool = true,
-        deviceAuthentication: DeviceAuthentication? = nil,
-        groupMembers: [MultizoneMember]? = nil
-    ) {
-        self.init(
-            device: device,
-            deviceStatus: deviceStatus,
-            isReachable: isReachable,
-            deviceAuthentication: deviceAuthentication,
-            groupMembers: groupMembers
-        )
         self.mediaStatusError = mediaStatusError
     }
 
@@ -130,16 +113,16 @@ public final class DeviceObserver: Sendable {
 
         var activity: DeviceActivity? {
             deviceStatus.map {
-                var activity = DeviceActivity(
+                let mediaStatus = mediaClient?.mediaStatus
+                return DeviceActivity(
                     device: device,
                     deviceStatus: $0,
-                    mediaStatus: mediaClient?.mediaStatus,
+                    mediaStatus: mediaStatus,
                     isReachable: isReachable,
                     deviceAuthentication: connection?.deviceAuthentication,
-                    groupMembers: multizoneStatus?.members
+                    groupMembers: multizoneStatus?.members,
+                    mediaStatusError: mediaStatus == nil ? mediaStatusError : nil
                 )
-                if activity.mediaStatus == nil { activity.mediaStatusError = mediaStatusError }
-                return activity
             }
         }
     }

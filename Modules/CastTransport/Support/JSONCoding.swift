@@ -94,10 +94,10 @@ extension JSONValue {
     /// round-tripping text; JSON has no NaN or infinity, so those become `null`.
     private static func write(number: Double, to output: inout [UInt8]) {
         guard number.isFinite else { return output.append(contentsOf: "null".utf8) }
-        guard number.rounded() == number, abs(number) <= 0x1p53 else {
+        guard let exact = JSONValue.number(number).intValue else {
             return output.append(contentsOf: number.description.utf8)
         }
-        var integer = Int64(number)
+        var integer = Int64(exact)
         if integer < 0 {
             output.append(UInt8(ascii: "-"))
             integer = -integer

@@ -73,6 +73,9 @@ extension JSONValue {
 
     /// Whether this is an explicit JSON `null`.
     public var isNull: Bool { self == .null }
+
+    /// A non-null value, or `nil` for absent and explicit `null`: receivers send `null` where they mean absent.
+    package var present: JSONValue? { self == .null ? nil : self }
 }
 
 // Deliberately not ExpressibleByNilLiteral: `nil` must always mean "absent", never silently become JSON null.
