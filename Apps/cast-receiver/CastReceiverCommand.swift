@@ -135,7 +135,8 @@ struct CastReceiverCommand: AsyncParsableCommand {
     var statusOnlyByBroadcast = false
     @Option(help: "Fault: list a launched app without its transport id and namespaces for this many seconds.")
     var appListedLate: Double?
-    @Flag(help: "Fault: use web-N transport ids that differ from session ids.") var webTransportIDs = false
+    @Flag(name: .customLong("web-transport-ids"), help: "Fault: use web-N transport ids that differ from session ids.")
+    var webTransportIDs = false
     @Option(help: "Fault: split outgoing frames into TLS records of N bytes.") var chunkSize: Int?
     @Option(help: "Fault: send a malformed frame after N inbound messages.") var malformedAfter: Int?
     @Option(help: "Fault: seconds between the pieces of --chunk-size (1 and 1: a byte per second).")

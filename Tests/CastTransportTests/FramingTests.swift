@@ -492,6 +492,28 @@ struct FramingTests {
         expectRejected(.payloadMismatch, body: try body(proto))
     }
 
+    /// A receiver app's Latin-1 title or a stray byte in an id does not close the connection: proto2 strings are
+    /// not validated by the protobuf runtimes Chrome, openscreen and other senders use, so such text reaches
+    /// them, and reaches us with U+FFFD in place of each bad sequence. The frames after it are read as usual.
+    @Test func textThatIsNotUTF8IsReadWithReplacementCharacters() throws {
+        let latin1Title: [UInt8] = Array(#"{"type":"MEDIA_STATUS","title":"Caf"#.utf8) + [0xE9] + Array(#""}"#.utf8)
+        var body: [UInt8] = [0x08, 0x00]
+        for (field, bytes) in [(0x12, Array("web-".utf8) + [0xFF]), (0x1A, Array("sender-0".utf8))] {
+            body += [UInt8(field), UInt8(bytes.count)] + bytes
+        }
+        body += [0x22, UInt8(Self.testNamespace.utf8.count)] + Array(Self.testNamespace.utf8) + [0x28, 0x00]
+        body += [0x32, UInt8(latin1Title.count)] + latin1Title
+        let channel = decoderChannel()
+        try channel.writeInbound(TransportTestKit.frame(body))
+        try channel.writeInbound(TransportTestKit.frame(try self.body(validProto())))
+        let repaired = try #require(try channel.readInbound(as: CastMessage.self))
+        #expect(repaired.sourceID == "web-\u{FFFD}")
+        #expect(try repaired.json()["title"] == "Caf\u{FFFD}")
+        let next = try #require(try channel.readInbound(as: CastMessage.self))
+        #expect(next.payload == .string(#"{"type":"HELLO"}"#))
+        _ = try channel.finish()
+    }
+
     /// openscreen notes that some receivers put STRING payloads in `payload_binary`; they are accepted as text.
     @Test func stringPayloadDeliveredInBinaryFieldIsAccepted() throws {
         var proto = validProto()

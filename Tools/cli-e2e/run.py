@@ -160,7 +160,8 @@ def errors(port):
 def quirks():
     """Devices that answer differently from the reference: each command still ends at once, on what they send."""
     for fault, name in (("--status-only-by-broadcast", "statuses only by broadcast"),
-                        ("--replies-to-broadcast", "replies addressed to *")):
+                        ("--replies-to-broadcast", "replies addressed to *"),
+                        ("--web-transport-ids", "transport ids unlike session ids")):
         host = f"127.0.0.1:{start_receiver(fault, '--default-duration', '600')}"
         env = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-quirk-", dir=STATE))
         # A 5 s timeout: a command waiting for a reply that never comes would fail with exit 4.

@@ -187,18 +187,18 @@ enum CastMessageWire {
         }
 
         mutating func readString() throws(DecodingFailure) -> String {
-            try Self.string(from: try readLengthDelimited())
+            Self.string(from: try readLengthDelimited())
         }
 
         /// `recent` when it has the same bytes, else a new string, which becomes `recent` when it is too long to
         /// be stored inline (a string of at most 15 bytes costs no allocation anyway).
         mutating func readString(reusing recent: inout String?) throws(DecodingFailure) -> String {
             let bytes = try readLengthDelimited()
-            guard bytes.count > 15 else { return try Self.string(from: bytes) }
+            guard bytes.count > 15 else { return Self.string(from: bytes) }
             if var known = recent, known.utf8.count == bytes.count, known.withUTF8({ $0.elementsEqual(bytes) }) {
                 return known
             }
-            let text = try Self.string(from: bytes)
+            let text = Self.string(from: bytes)
             recent = text
             return text
         }
@@ -211,19 +211,23 @@ enum CastMessageWire {
             for known in knownNamespaces where known.bytes.count == bytes.count {
                 if known.bytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) { return known.text }
             }
-            return try Self.string(from: bytes)
+            return Self.string(from: bytes)
         }
 
         /// A field's bytes as a string, validated through `UTF8Span`: the generic `String(validating:as:)` looked
         /// up type metadata at run time for every field and took twice as long.
-        private static func string(from bytes: UnsafeRawBufferPointer) throws(DecodingFailure) -> String {
+        ///
+        /// Bytes that are not UTF-8 become U+FFFD rather than an error: proto2 string fields are not validated by
+        /// the protobuf runtimes Chrome, openscreen, pychromecast and go-chromecast use, so a receiver app's
+        /// stray Latin-1 title reaches them as text, and must not close our connection.
+        private static func string(from bytes: UnsafeRawBufferPointer) -> String {
             guard !bytes.isEmpty else { return "" }
-            let text = bytes.withMemoryRebound(to: UInt8.self) { bytes -> String? in
-                guard let span = try? UTF8Span(validating: bytes.span) else { return nil }
+            return bytes.withMemoryRebound(to: UInt8.self) { bytes in
+                guard let span = try? UTF8Span(validating: bytes.span) else {
+                    return String(decoding: bytes, as: UTF8.self)
+                }
                 return String(copying: span)
             }
-            guard let text else { throw .malformed("a string field is not UTF-8") }
-            return text
         }
 
         /// Skips an unknown field (or a known one of another wire type), groups included, nested at most
