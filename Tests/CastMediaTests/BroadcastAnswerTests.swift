@@ -146,6 +146,24 @@ import Testing
         #expect(client.mediaStatus?.currentTime == 7, "broadcasts still apply")
     }
 
+    /// Another sender counting its ids from 1, below ours (a connection starts at a random id): its reply to `*`
+    /// is a status like an unsolicited one, not one of ours already applied.
+    @Test func anotherSendersReplyBelowOurIdsIsApplied() async throws {
+        let channel = FakeMediaChannel(ordered: true, firstRequestID: 700_000)
+        let client = RemoteMediaClient(channel: channel, requestTimeout: .seconds(3))
+        client.receive(statusMessage(statusEntry(state: "PLAYING")))
+        channel.hold()
+        let pause = client.pause()
+        _ = try await take(1, from: channel.sentStream)
+        let reply = statusMessage(statusEntry(state: "PAUSED", time: 6), requestId: 700_000)
+        channel.release(.success(reply))
+        #expect(try await pause.response()?.playerState == .paused)
+        client.receive(reply)
+        client.receive(statusMessage(statusEntry(state: "PLAYING", time: 9), requestId: 3))
+        #expect(client.mediaStatus?.playerState == .playing, "the other sender's play shows")
+        #expect(client.mediaStatus?.currentTime == 9)
+    }
+
     /// A reply carrying a request id is not a broadcast: it answers only its own request, as before.
     @Test func aReplyToAnotherRequestIsNotABroadcastAnswer() async throws {
         let (client, channel) = makeClient()

@@ -26,13 +26,19 @@ final class FakeMediaChannel: MediaChannel {
     /// Every payload as it is sent (a single consumer).
     let sentStream: AsyncStream<JSONValue>
     /// As a session's channel: every reply also reaches `receive`, in order (the test delivers it), and each
-    /// request tells its `requestId` (1, 2, … in the order sent).
+    /// request tells its `requestId` (`firstRequestID`, then up by one in the order sent).
     let deliversRepliesInOrder: Bool
+    let firstRequestID: Int
 
-    init(responder: @escaping Responder = FakeMediaChannel.echoStatus(), ordered: Bool = false) {
+    init(
+        responder: @escaping Responder = FakeMediaChannel.echoStatus(),
+        ordered: Bool = false,
+        firstRequestID: Int = 1
+    ) {
         state = NIOLockedValueBox(State(responder: responder))
         (sentStream, sentContinuation) = AsyncStream.makeStream(of: JSONValue.self)
         deliversRepliesInOrder = ordered
+        self.firstRequestID = firstRequestID
     }
 
     /// The payloads sent so far, in order.
@@ -64,7 +70,7 @@ final class FakeMediaChannel: MediaChannel {
         let (holding, responder, requestID) = state.withLockedValue { state in
             state.sent.append(payload)
             state.timeouts.append(timeout)
-            return (state.holding, state.responder, state.sent.count)
+            return (state.holding, state.responder, firstRequestID - 1 + state.sent.count)
         }
         if holding {
             let wait: @Sendable () async throws -> JSONValue = { [self] in

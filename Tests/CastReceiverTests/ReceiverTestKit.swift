@@ -140,11 +140,14 @@ extension JSONValue {
     var type: String? { self["type"]?.stringValue }
 }
 
-/// A quiet client configuration: no PINGs from us, never declares the device dead (tests are short).
+/// A quiet client configuration: no PINGs from us, never declares the device dead (tests are short), request ids
+/// from 1.
 func quietClientConfiguration() -> CastConnection.Configuration {
     var configuration = CastConnection.Configuration()
     configuration.heartbeat.pingInterval = nil
     configuration.heartbeat.deadAfter = nil
+    // Replies the tests spell out carry the ids 1, 2, 3…
+    configuration.firstRequestID = 1
     return configuration
 }
 

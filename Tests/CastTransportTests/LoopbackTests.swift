@@ -52,7 +52,26 @@ import Testing
         )
         let replyJSON = try reply.json()
         #expect(replyJSON["type"] == "RECEIVER_STATUS")
-        #expect(replyJSON["requestId"] == 1)
+        // The first id is random (far from the 1, 2, 3… of other senders), the next ones count up from it.
+        let first = try #require(replyJSON["requestId"]?.intValue)
+        #expect((1...(1 << 30)).contains(first))
+        let second = try await client.request(
+            namespace: CastNamespace.receiver,
+            to: CastEndpoint.receiver,
+            payload: ["type": "GET_STATUS"]
+        )
+        #expect(try second.json()["requestId"]?.intValue == first + 1)
+        var pinned = configuration
+        pinned.firstRequestID = 41
+        let other = try await CastConnection.connect(host: "127.0.0.1", port: server.port, configuration: pinned)
+        try await other.openVirtualConnection(to: CastEndpoint.receiver)
+        let fromOther = try await other.request(
+            namespace: CastNamespace.receiver,
+            to: CastEndpoint.receiver,
+            payload: ["type": "GET_STATUS"]
+        )
+        #expect(try fromOther.json()["requestId"] == 41)
+        await other.close()
 
         // A PING from the client is answered by the server's heartbeat handler with a PONG.
         let pong = client.messages()

@@ -31,7 +31,9 @@ public final class RemoteMediaClient: Sendable {
         /// ``MediaChannel/deliversRepliesInOrder``): together they put statuses in arrival order.
         var appliedReplyID = 0
         var receivedReplyID = 0
-        /// The highest `requestId` this client's requests went out with: a reply above it is another sender's.
+        /// The lowest and highest `requestId` this client's requests went out with: a reply outside them is
+        /// another sender's (our connection starts its ids at a random one, other senders usually at 1).
+        var lowestOwnRequestID = Int.max
         var highestOwnRequestID = 0
         /// The last reply read in order as another sender's (see ``apply(statusMessage:inArrivalOrder:)``).
         var lastReplyReadAsOthers = 0
@@ -199,7 +201,7 @@ public final class RemoteMediaClient: Sendable {
             let applied = state.withLock { state -> Bool in
                 // Another sender's reply, shown to us by a device that addresses replies to `*`: a status like any
                 // unsolicited one. Counted as ours, its id would put our own replies' statuses behind it.
-                guard replyID <= state.highestOwnRequestID else {
+                guard replyID >= state.lowestOwnRequestID, replyID <= state.highestOwnRequestID else {
                     if inArrivalOrder { state.lastReplyReadAsOthers = replyID }
                     replyID = 0
                     return false
@@ -392,7 +394,10 @@ public final class RemoteMediaClient: Sendable {
             return request
         }
         if let id = reply.requestID {
-            state.withLock { $0.highestOwnRequestID = max($0.highestOwnRequestID, id) }
+            state.withLock {
+                $0.lowestOwnRequestID = min($0.lowestOwnRequestID, id)
+                $0.highestOwnRequestID = max($0.highestOwnRequestID, id)
+            }
         }
         // Finished where the reply is read (the connection's event loop), in the same turn: no task per request.
         // Holds the client until the reply or its timeout; a weak capture would give the client a side table, and

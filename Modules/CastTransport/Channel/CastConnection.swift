@@ -99,6 +99,12 @@ public final class CastConnection: Sendable {
         /// Whether and how the device must prove it is a genuine Cast device right after TLS. Defaults to
         /// ``DeviceAuthPolicy/warn`` without trust anchors: no challenge.
         public var deviceAuth = DeviceAuthOptions()
+        /// The first request's `requestId`; the next ones count up from it. Defaults to `nil`: a random one below
+        /// 2^30, as Chrome on Android and several other senders pick. Other senders count from 1, and a device
+        /// that addresses every reply to `*` shows us theirs: with ids of our own far from theirs, another
+        /// sender's reply is not taken for ours (and receivers that reject a `requestId` already used by
+        /// another sender do not reject ours).
+        public var firstRequestID: Int? = nil
 
         /// The defaults.
         public init() {}
@@ -107,7 +113,7 @@ public final class CastConnection: Sendable {
     private struct State {
         var channel: (any Channel)?
         var endpoints: [String] = []
-        var nextRequestID = 1
+        var nextRequestID: Int
         var isClosed = false
         var authentication = DeviceAuthentication.notAttempted(reason: "not connected yet")
         /// Where the answer to the outstanding device-auth challenge goes.
@@ -159,7 +165,8 @@ public final class CastConnection: Sendable {
         isServerSide: Bool,
         logger: Logger
     ) {
-        self.state = Mutex(State(host: host, port: port))
+        let first = configuration.firstRequestID.map { min(max($0, 1), Int(Int32.max)) } ?? .random(in: 1...(1 << 30))
+        self.state = Mutex(State(nextRequestID: first, host: host, port: port))
         self.configuration = configuration
         self.tlsContext = tlsContext
         self.eventLoop = eventLoopGroup.next()
