@@ -1,5 +1,6 @@
 import CastControllers
 import CastMediaServer
+import CastSession
 import CastTransport
 import NIOHTTP1
 
@@ -101,9 +102,8 @@ enum ViaService {
             reply = try await client.send(.PUT, path + "/volume", body: ["level": .number(level)])
         case .volume(.steps(let steps)):
             // castd sets levels; a step is the profile's volume step, else the receiver's usual 5 %.
-            let level = try await state()["status"]?["volume"]?.doubleValue ?? 0.5
-            let step = runtime.options.volumeStep ?? 0.05
-            let target = min(1, max(0, ((level + Double(steps) * step) * 1000).rounded() / 1000))
+            let level = try await state()["status"]?["volume"]?.doubleValue
+            let target = try DeviceStatus.level(from: level, bySteps: steps, of: runtime.options.volumeStep ?? 0.05)
             reply = try await client.send(.PUT, path + "/volume", body: ["level": .number(target)])
         case .muted(let muted):
             reply = try await client.send(.PUT, path + "/volume", body: ["muted": .bool(muted)])
@@ -307,6 +307,8 @@ enum ViaService {
             line += " \(TimeFormatting.clock(media["position"]?.doubleValue))"
             if let duration = media["duration"]?.doubleValue { line += " / \(TimeFormatting.clock(duration))" }
             lines.append(line)
+        } else if status?["app"].map({ !$0.isNull }) == true, let error = status?["mediaError"]?.stringValue {
+            lines.append("media: unknown (\(error))")
         }
         if let volume = status?["volume"]?.doubleValue {
             let muted = status?["muted"]?.boolValue == true ? " (muted)" : ""

@@ -1,8 +1,10 @@
 import CastControllers
 import CastDiscovery
+import CastTransport
 import Testing
 
 @testable import CastSession
+@testable import cast
 
 /// How a status reads when the running app's media status is unknown rather than empty.
 @Suite struct StatusSnapshotTests {
@@ -26,5 +28,17 @@ import Testing
         let none = StatusSnapshot(activity: DeviceActivity(device: device, deviceStatus: status))
         #expect(none.lines().contains("media: none"))
         #expect(none.json["mediaError"] == nil)
+    }
+
+    /// `cast status --via` reads castd's JSON: the same "unknown" line, and no volume line for an untold level.
+    @Test func castdsStateReadsTheSame() throws {
+        let state = try JSONValue(
+            parsing: #"""
+                {"device":{"name":"Odd"},"status":{"muted":false,"app":{"id":"E0C40002","name":"Echo"},
+                "mediaError":"the app answered GET_STATUS with GET_STATUS"}}
+                """#
+        )
+        let lines = ViaService.stateText(state).split(separator: "\n").map(String.init)
+        #expect(lines == ["device: Odd", "app: Echo", "media: unknown (the app answered GET_STATUS with GET_STATUS)"])
     }
 }

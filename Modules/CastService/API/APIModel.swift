@@ -39,7 +39,7 @@ enum APIModel {
     static func status(_ activity: DeviceActivity) -> Components.Schemas.DeviceStatus {
         Components.Schemas.DeviceStatus(
             reachable: activity.isReachable,
-            volume: level(activity.deviceStatus.volumeLevel) ?? 0,
+            volume: level(activity.deviceStatus.volumeLevel),
             muted: activity.deviceStatus.isMuted,
             app: activity.application.map {
                 Components.Schemas.AppStatus(
@@ -50,6 +50,7 @@ enum APIModel {
                 )
             },
             media: activity.application == nil ? nil : activity.mediaStatus.map(media),
+            mediaError: activity.application == nil ? nil : activity.mediaStatusError,
             authentication: activity.deviceAuthentication.flatMap(authentication),
             members: activity.groupMembers?.map {
                 Components.Schemas.GroupMember(

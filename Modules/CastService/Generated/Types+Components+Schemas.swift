@@ -230,14 +230,20 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/DeviceStatus/reachable`.
             internal var reachable: Swift.Bool?
+            /// The device's volume level; absent when the device has not told it (some send a null).
+            ///
             /// - Remark: Generated from `#/components/schemas/DeviceStatus/volume`.
-            internal var volume: Swift.Double
+            internal var volume: Swift.Double?
             /// - Remark: Generated from `#/components/schemas/DeviceStatus/muted`.
             internal var muted: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/DeviceStatus/app`.
             internal var app: Components.Schemas.AppStatus?
             /// - Remark: Generated from `#/components/schemas/DeviceStatus/media`.
             internal var media: Components.Schemas.MediaState?
+            /// Why the running app's media status is unknown (it could not be read); `media` is then absent although the app may be playing.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceStatus/mediaError`.
+            internal var mediaError: Swift.String?
             /// - Remark: Generated from `#/components/schemas/DeviceStatus/authentication`.
             internal var authentication: Components.Schemas.DeviceAuthentication?
             /// On a speaker group, its members as the group tells them (multizone namespace).
@@ -259,19 +265,21 @@ extension Components {
             ///
             /// - Parameters:
             ///   - reachable: False while castd's connection to the device is lost and being re-established; the rest is then the last status known.
-            ///   - volume:
+            ///   - volume: The device's volume level; absent when the device has not told it (some send a null).
             ///   - muted:
             ///   - app:
             ///   - media:
+            ///   - mediaError: Why the running app's media status is unknown (it could not be read); `media` is then absent although the app may be playing.
             ///   - authentication:
             ///   - members: On a speaker group, its members as the group tells them (multizone namespace).
             ///   - groupRole: On a member that plays in its speaker group (it runs the group's leader or follower app instead of an app of its own), which part it plays; the group's own state has the app and media.
             internal init(
                 reachable: Swift.Bool? = nil,
-                volume: Swift.Double,
+                volume: Swift.Double? = nil,
                 muted: Swift.Bool,
                 app: Components.Schemas.AppStatus? = nil,
                 media: Components.Schemas.MediaState? = nil,
+                mediaError: Swift.String? = nil,
                 authentication: Components.Schemas.DeviceAuthentication? = nil,
                 members: [Components.Schemas.GroupMember]? = nil,
                 groupRole: Components.Schemas.DeviceStatus.GroupRolePayload? = nil
@@ -281,6 +289,7 @@ extension Components {
                 self.muted = muted
                 self.app = app
                 self.media = media
+                self.mediaError = mediaError
                 self.authentication = authentication
                 self.members = members
                 self.groupRole = groupRole
@@ -291,6 +300,7 @@ extension Components {
                 case muted
                 case app
                 case media
+                case mediaError
                 case authentication
                 case members
                 case groupRole

@@ -73,7 +73,9 @@ enum HomeAssistantDiscovery {
                 [
                     "state_topic": state, "command_topic": command, "min": 0, "max": 100, "step": 1,
                     "unit_of_measurement": "%",
-                    "value_template": "{{ (value_json.status.volume * 100) | round(0) }}",
+                    // "None" resets the number to unknown (its payload_reset) while the device has not told its level.
+                    "value_template":
+                        "{{ (value_json.status.volume * 100) | round(0) if value_json.status.volume is defined else None }}",
                     "command_template": #"{"command":"volume","level":{{ value / 100 }}}"#,
                 ]
             ),

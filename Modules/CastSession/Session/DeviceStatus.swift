@@ -41,7 +41,7 @@ public struct DeviceStatus: Sendable, Hashable {
     ///
     /// - Throws: ``CastSessionError/Code/invalidArgument`` when the current level is unknown: a relative change
     ///   from a guess could blast a quiet room.
-    static func level(from current: Double?, bySteps steps: Int, of step: Double) throws -> Double {
+    package static func level(from current: Double?, bySteps steps: Int, of step: Double) throws -> Double {
         guard let current else {
             throw CastSessionError(
                 .invalidArgument,

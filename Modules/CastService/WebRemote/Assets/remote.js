@@ -460,8 +460,9 @@ function renderPlayer(device) {
   $("volume-controls").hidden = !status;
   if (status) {
     const volume = $("volume-bar");
-    if (!state.dragging.has(volume)) volume.value = String(Math.round(status.volume * 100));
-    setText($("volume-value"), `${volume.value}%`);
+    const known = typeof status.volume === "number";
+    if (!state.dragging.has(volume) && known) volume.value = String(Math.round(status.volume * 100));
+    setText($("volume-value"), known || state.dragging.has(volume) ? `${volume.value}%` : "–");
     const mute = $("mute-button");
     mute.setAttribute("aria-pressed", String(status.muted));
     setIcon(mute, status.muted ? "muted" : "volume");
