@@ -99,6 +99,107 @@ import Testing
         }
     }
 
+    /// A command carried through as many drops as its timeout allows, decided afresh after each.
+    @Test func aCommandRidesThroughSeveralDrops() async throws {
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            let client = session.remoteMediaClient!
+            try await client.loadMedia(sampleMedia()).response()
+            device.setFaults(
+                faults {
+                    $0.dropsOn = "PAUSE"; $0.dropLimit = 3
+                }
+            )
+            let status = try await client.pause().response()
+            #expect(status?.playerState == .paused)
+            #expect(device.mediaStatus?["playerState"] == "PAUSED")
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    /// A device that reports statuses only by broadcast: the status read after the reconnection, and the command
+    /// sent again, are answered by broadcasts too.
+    @Test func aDeviceReportingOnlyByBroadcastIsRiddenThroughToo() async throws {
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            let client = session.remoteMediaClient!
+            try await client.loadMedia(sampleMedia()).response()
+            device.setFaults(
+                faults {
+                    $0.dropsOn = "PAUSE"; $0.statusOnlyByBroadcast = true
+                }
+            )
+            let paused = try await client.pause().response()
+            #expect(paused?.playerState == .paused)
+            device.setFaults(
+                faults {
+                    $0.losesReplyTo = "PLAY"; $0.statusOnlyByBroadcast = true
+                }
+            )
+            let playing = try await client.play().response()
+            #expect(playing?.playerState == .playing)
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    /// A relative seek past the end of an item moves the queue to the next one: lost its reply, it is not sent
+    /// again into that item.
+    @Test func aRelativeSeekIntoTheNextItemIsNotRepeated() async throws {
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            let client = session.remoteMediaClient!
+            let items = ["A", "B"].map { QueueItem(media: sampleMedia(title: $0, duration: 40)) }
+            try await client.queueLoad(items).response()
+            try await client.seek(.to(20)).response()
+            device.setFaults(faults { $0.losesReplyTo = "SEEK" })
+            _ = try await client.seek(.by(30)).response()
+            let now = try #require(device.mediaStatus)
+            #expect(now["media"]?["metadata"]?["title"] == "B")
+            #expect(now["currentTime"]?.doubleValue == 0, "B from its start, not 30 s into it")
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    /// A LOAD accepted while the device is still loading (the reply lost): the status read after the reconnection
+    /// lists the media being loaded, so it is not sent again.
+    @Test func aLoadStillLoadingIsNotSentAgain() async throws {
+        let clock = ManualCastClock()
+        var configuration = DeviceConfiguration(friendlyName: "Slow", port: 0)
+        configuration.loadDuration = 5
+        try await withCastReceiverEmulator(devices: [configuration], clock: clock) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            device.setFaults(faults { $0.losesReplyTo = "LOAD" })
+            let status = try await session.remoteMediaClient!.loadMedia(sampleMedia(title: "Slow")).response()
+            #expect(status?.shownPlayerState == .loading)
+            clock.advance(by: .seconds(5))
+            #expect(device.mediaStatus?["mediaSessionId"]?.intValue == 1, "one LOAD: the first media session")
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    /// `stopApplication` ends the app for sure: a STOP the drop kept from the device is sent again.
+    @Test func stoppingTheAppRidesThroughADrop() async throws {
+        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            device.setFaults(faults { $0.dropsOn = "STOP" })
+            try await session.stopApplication()
+            #expect(device.runningApp.appID != "CC1AD845", "the app stopped")
+            #expect(session.connectionState == .disconnected)
+            #expect(context.sessionManager.currentSession == nil)
+            #expect(try context.sessionManager.savedSession() == nil)
+        }
+    }
+
     @Test func withoutWaitingAnInterruptedRequestFailsWithConnectionLost() async throws {
         try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
             let device = emulator.devices[0]
@@ -183,12 +284,16 @@ import Testing
         time: Double = 0,
         item: Int? = 1,
         items: [Int]? = [1],
-        contentID: String = "https://example.com/a.mp4"
+        contentID: String = "https://example.com/a.mp4",
+        duration: Double = 600
     ) -> MediaStatus {
         var json: JSONValue = [
             "mediaSessionId": .number(Double(session)), "playerState": .string(state), "currentTime": .number(time),
             "playbackRate": 1, "supportedMediaCommands": 12303,
-            "media": ["contentId": .string(contentID), "contentType": "video/mp4", "streamType": "BUFFERED"],
+            "media": [
+                "contentId": .string(contentID), "contentType": "video/mp4", "streamType": "BUFFERED",
+                "duration": .number(duration),
+            ],
         ]
         if let item { json["currentItemId"] = .number(Double(item)) }
         if let items {
@@ -250,8 +355,25 @@ import Testing
         let playing = status(time: 100)
         #expect(decide(seek, playing, status(time: 140), elapsed: 10) == .applied, "30 s on top of 10 s of playback")
         #expect(decide(seek, playing, status(time: 110), elapsed: 10) == .resend(seek))
+        // Past the item's end: the next item plays now, and the seek is not sent again into it.
+        let short = status(state: "PAUSED", time: 20, item: 1, items: [1, 2], duration: 40)
+        #expect(decide(seek, short, status(state: "PAUSED", time: 0, item: 2, items: [1, 2])) == .applied)
+        #expect(
+            decide(seek, status(time: 5, item: 1, items: [1, 2], duration: 40), status(item: 2, items: [1, 2]))
+                == .unknown,
+            "the item ended by itself meanwhile: whether the seek landed cannot be told"
+        )
         let absolute: JSONValue = ["type": "SEEK", "mediaSessionId": 1, "currentTime": 30]
         #expect(decide(absolute, before, before) == .resend(absolute))
+        #expect(decide(absolute, before, status(state: "PAUSED", time: 30)) == .applied)
+        #expect(decide(absolute, playing, status(time: 36.4), elapsed: 6) == .applied, "landed, then played on")
+        #expect(decide(absolute, playing, status(time: 106), elapsed: 6) == .resend(absolute), "played on alone")
+        #expect(decide(absolute, playing, status(time: 3, item: 2, items: [1, 2]), elapsed: 6) == .unknown)
+        let jump: JSONValue = ["type": "QUEUE_UPDATE", "mediaSessionId": 1, "currentItemId": 3]
+        let onFirst = status(time: 50, item: 1, items: [1, 2, 3])
+        #expect(decide(jump, onFirst, status(time: 6, item: 3, items: [1, 2, 3])) == .applied)
+        #expect(decide(jump, onFirst, status(time: 56, item: 1, items: [1, 2, 3])) == .resend(jump))
+        #expect(decide(jump, onFirst, status(item: 2, items: [1, 2, 3])) == .unknown, "moved on another way")
         let next: JSONValue = ["type": "QUEUE_UPDATE", "mediaSessionId": 1, "jump": 1]
         #expect(decide(next, status(item: 1, items: [1, 2]), status(item: 2, items: [1, 2])) == .applied)
         #expect(decide(next, status(item: 1, items: [1, 2]), status(item: 1, items: [1, 2])) == .resend(next))
@@ -265,5 +387,23 @@ import Testing
         #expect(decide(insert, status(items: nil), status(items: [1, 2])) == .unknown, "no way to tell: not repeated")
         let remove: JSONValue = ["type": "QUEUE_REMOVE", "mediaSessionId": 1, "itemIds": [2]]
         #expect(decide(remove, status(items: [1, 2]), status(items: [1])) == .applied)
+    }
+}
+
+/// Whether a dropped device command is sent again, from the device status before and after (no network).
+@Suite struct InterruptedDeviceCommandTests {
+    private func status(level: Double?, muted: Bool = false) -> DeviceStatus {
+        DeviceStatus(json: ["status": ["volume": ["level": level.map { .number($0) } ?? .null, "muted": .bool(muted)]]])
+    }
+
+    @Test func aVolumeChangeIsSentAgainOnlyWhileTheDeviceShowsTheLevelFromBefore() {
+        let untouched = DeviceStatus.leavesVolumeAsItWas(for: ["type": "SET_VOLUME", "volume": ["level": 0.95]])
+        #expect(untouched(status(level: 1), status(level: 1)), "never arrived: sent again")
+        #expect(!untouched(status(level: 1), status(level: 0.2)), "another sender set 0.2 meanwhile: theirs stays")
+        #expect(untouched(nil, status(level: 0.2)), "nothing to compare with: an idempotent command, sent again")
+        #expect(untouched(status(level: 1), status(level: 1, muted: true)), "the mute state is not this command's")
+        let mute = DeviceStatus.leavesVolumeAsItWas(for: ["type": "SET_VOLUME", "volume": ["muted": true]])
+        #expect(mute(status(level: 1), status(level: 0.5)))
+        #expect(!mute(status(level: 1), status(level: 1, muted: true)))
     }
 }

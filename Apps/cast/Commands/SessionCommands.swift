@@ -151,7 +151,8 @@ struct AppCommand: AsyncParsableCommand {
                 let context = runtime.makeContext()
                 let session = try await runtime.controlledSession(context)
                 let (device, app) = (session.device, session.application)
-                await context.sessionManager.endSession(stopCasting: true)
+                // Stopped for sure (or an error): endSession would end ours even when the STOP never arrived.
+                try await session.stopApplication()
                 runtime.emit(
                     json: [
                         "stopped": "app", "device": .string(device.friendlyName),

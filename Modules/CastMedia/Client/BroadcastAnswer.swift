@@ -5,7 +5,7 @@ import CastTransport
 /// request asked for, so that on a device that does reply, another sender's change broadcast meanwhile does not pass
 /// for ours. Requests whose effect no status shows for sure (queue inserts, removals and reorders, ad skips, text
 /// styles) have none and wait for their reply.
-enum BroadcastAnswer: Sendable {
+package enum BroadcastAnswer: Sendable {
     /// Any status (GET_STATUS).
     case anyStatus
     /// A new session, not idle, playing one of these content ids (LOAD, QUEUE_LOAD).
@@ -24,7 +24,7 @@ enum BroadcastAnswer: Sendable {
 
     /// The answer to a request of `type` with `payload`, sent while `before` was the status and `position` the
     /// stream position; `nil` when no status shows its effect for sure.
-    init?(to type: String, _ payload: [String: JSONValue], before: MediaStatus?, position: Double) {
+    package init?(to type: String, _ payload: [String: JSONValue], before: MediaStatus?, position: Double) {
         let session = before?.mediaSessionID
         switch type {
         case "GET_STATUS":
@@ -70,7 +70,7 @@ enum BroadcastAnswer: Sendable {
     }
 
     /// Whether `status` (`nil`: no media session) shows it.
-    func isAnswered(by status: MediaStatus?) -> Bool {
+    package func isAnswered(by status: MediaStatus?) -> Bool {
         switch self {
         case .anyStatus:
             return true

@@ -354,23 +354,12 @@ extension MediaPlayer {
         }
         session = nil
 
-        // LOADING lives only in extendedStatus while playerState stays IDLE.
         deliveries.append(
             MediaDelivery(
                 recipient: .everyone(except: nil),
                 payload: [
                     "type": "MEDIA_STATUS", "requestId": 0,
-                    "status": [
-                        [
-                            "mediaSessionId": .number(Double(mediaSessionId)), "playerState": "IDLE",
-                            "currentTime": 0, "playbackRate": 1, "supportedMediaCommands": 0,
-                            "volume": ["level": .number(volumeLevel), "muted": .bool(isMuted)],
-                            "extendedStatus": [
-                                "playerState": "LOADING", "mediaSessionId": .number(Double(mediaSessionId)),
-                                "media": .object(media),
-                            ],
-                        ]
-                    ],
+                    "status": [loadingEntry(mediaSessionId: mediaSessionId, media: media)],
                 ]
             )
         )
@@ -416,6 +405,21 @@ extension MediaPlayer {
             return deliveries
         }
         return deliveries + completeLoad(pending, at: now)
+    }
+
+    /// The status entry of a media session whose LOAD is in progress: LOADING lives only in `extendedStatus`,
+    /// while `playerState` stays IDLE (cast-protocol.md §7.3). A GET_STATUS meanwhile lists it too, so a sender
+    /// that lost the LOAD's reply sees that its LOAD arrived.
+    func loadingEntry(mediaSessionId: Int, media: [String: JSONValue]) -> JSONValue {
+        [
+            "mediaSessionId": .number(Double(mediaSessionId)), "playerState": "IDLE",
+            "currentTime": 0, "playbackRate": 1, "supportedMediaCommands": 0,
+            "volume": ["level": .number(volumeLevel), "muted": .bool(isMuted)],
+            "extendedStatus": [
+                "playerState": "LOADING", "mediaSessionId": .number(Double(mediaSessionId)),
+                "media": .object(media),
+            ],
+        ]
     }
 
     mutating func completeLoad(_ pending: PendingLoad, at now: Double) -> [MediaDelivery<Requester>] {

@@ -105,10 +105,17 @@ extension MediaPlayer {
         return ["width": 1920, "height": 1080, "hdrType": "sdr"]
     }
 
-    /// The MEDIA_STATUS payload: `[]` without a media session.
+    /// The MEDIA_STATUS payload: `[]` without a media session (or one being loaded).
     func statusMessage(at now: Double, requestId: Int, options: Int = 0) -> JSONValue {
         var entries: [JSONValue] = []
-        if let session { entries.append(statusEntry(of: session, at: now, options: options)) }
+        if let session {
+            entries.append(statusEntry(of: session, at: now, options: options))
+        } else if let pendingLoad,
+            let media = pendingLoad.request["media"]?.objectValue
+                ?? pendingLoad.request["queueData"]?["items"]?[0]?["media"]?.objectValue
+        {
+            entries.append(loadingEntry(mediaSessionId: pendingLoad.mediaSessionId, media: media))
+        }
         return ["type": "MEDIA_STATUS", "requestId": .number(Double(requestId)), "status": .array(entries)]
     }
 

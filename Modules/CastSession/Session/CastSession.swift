@@ -36,6 +36,11 @@ public final class CastSession: Sendable {
         var messageHandler: Int?
         var eventHandler: Int?
         var isEnding = false
+        /// Why the session ended, when it did on its own (the app stopped, reconnecting failed).
+        var endError: CastSessionError?
+        /// Whether ending finished (``SessionEvent/didEnd(_:_:)`` sent), and who waits for it meanwhile.
+        var hasEnded = false
+        var endWaiters: [CheckedContinuation<Void, Never>] = []
         var reportedAuthentication: DeviceAuthentication?
         var multizoneStatus: MultizoneStatus?
     }
@@ -400,7 +405,18 @@ public final class CastSession: Sendable {
             defer { state.resumeWaiters = [:] }
             return (true, Array(state.resumeWaiters.values))
         }
-        guard proceed else { return }
+        guard proceed else {
+            // Ending already (the session saw its app stop, say): returns once that is done too.
+            await withCheckedContinuation { continuation in
+                let ended = state.withLock { state -> Bool in
+                    if !state.hasEnded { state.endWaiters.append(continuation) }
+                    return state.hasEnded
+                }
+                if ended { continuation.resume() }
+            }
+            return
+        }
+        state.withLock { $0.endError = error }
         emit(.willEnd(self))
         let sessionID = self.sessionID
         if stopApplication, connectionState == .connected,
@@ -435,6 +451,12 @@ public final class CastSession: Sendable {
         deviceStatusBroadcaster.finish()
         stateBroadcaster.finish()
         multizoneBroadcaster.finish()
+        let endWaiters = state.withLock { state in
+            state.hasEnded = true
+            defer { state.endWaiters = [] }
+            return state.endWaiters
+        }
+        for waiter in endWaiters { waiter.resume() }
     }
 
     private func persist() {
@@ -471,12 +493,12 @@ public final class CastSession: Sendable {
         guard (0...1).contains(level) else {
             throw CastSessionError(.invalidArgument, "volume \(level) is outside 0…1")
         }
-        try await receiverCommand(["type": "SET_VOLUME", "volume": ["level": .number(level)]])
+        try await volumeCommand(["level": .number(level)])
     }
 
     /// Mutes or unmutes the device.
     public func setDeviceMuted(_ muted: Bool) async throws {
-        try await receiverCommand(["type": "SET_VOLUME", "volume": ["muted": .bool(muted)]])
+        try await volumeCommand(["muted": .bool(muted)])
     }
 
     /// Moves the device volume by `steps` steps of ``CastOptions/volumeStep`` or the receiver's `stepInterval`.
@@ -494,8 +516,8 @@ public final class CastSession: Sendable {
     }
 
     /// GET_STATUS without the connection-state check (the resume path uses it while still suspended).
-    private func fetchDeviceStatusNow() async throws -> DeviceStatus {
-        let reply = try await receiverRequest(["type": "GET_STATUS"]) { _ in true }
+    private func fetchDeviceStatusNow(timeout: Duration? = nil) async throws -> DeviceStatus {
+        let reply = try await receiverRequest(["type": "GET_STATUS"], timeout: timeout) { _ in true }
         let status = DeviceStatus(json: reply)
         state.withLock { $0.deviceStatus = status }
         deviceStatusBroadcaster.yield(status)
@@ -510,38 +532,103 @@ public final class CastSession: Sendable {
         }
     }
 
-    private func receiverCommand(_ payload: JSONValue) async throws {
+    /// Sends a device command (SET_VOLUME, STOP) and applies the status that answers it.
+    ///
+    /// With ``CastOptions/requestsWaitWhileSuspended`` the command rides through a dropped connection until the
+    /// request timeout: one that never left is sent again; one that may have reached the device is decided by the
+    /// status read after the reconnection — done when it shows `isAnswer`, sent again when `untouched` says the
+    /// device still shows the state from before it (compared with `before`, the status when it was first sent),
+    /// and not repeated otherwise (another sender changed it meanwhile: sending it again would undo theirs).
+    @discardableResult
+    private func receiverCommand(
+        _ payload: JSONValue,
+        answeredBy isAnswer: @escaping @Sendable (DeviceStatus) -> Bool,
+        untouched: @escaping @Sendable (_ before: DeviceStatus?, _ after: DeviceStatus) -> Bool
+    ) async throws -> DeviceStatus {
         let reply: JSONValue
         if options.requestsWaitWhileSuspended {
-            // Device commands are idempotent (a volume, a mute): carried through a reconnection and sent again.
             let deadline = ContinuousClock.now + options.requestTimeout
-            var attempts = 0
+            let before = deviceStatus
+            let type = payload["type"]?.stringValue ?? "the command"
+            var mayHaveArrived = false
             while true {
-                attempts += 1
                 guard await waitForReconnection(deadline: deadline) else {
                     if connectionState == .disconnected {
-                        throw CastSessionError(.notConnected, "the session has ended")
+                        throw CastSessionError(
+                            .notConnected,
+                            "the session has ended",
+                            cause: state.withLock { $0.endError }
+                        )
                     }
                     throw CastSessionError(.timedOut, "the session did not reconnect in time")
                 }
                 do {
+                    if mayHaveArrived {
+                        let after = try await fetchDeviceStatusNow(timeout: deadline - ContinuousClock.now)
+                        if isAnswer(after) { return after }
+                        guard untouched(before, after) else {
+                            throw CastSessionError(
+                                .connectionLost,
+                                "the connection dropped before the device answered \(type), and its status changed "
+                                    + "otherwise meanwhile (another sender?); it was not sent again"
+                            )
+                        }
+                    }
                     reply = try await receiverRequest(
                         payload,
                         timeout: deadline - ContinuousClock.now,
-                        answeredBy: DeviceStatus.showsVolume(of: payload)
+                        answeredBy: isAnswer
                     )
                     break
-                } catch let error as CastSessionError where error.code == .connectionLost && attempts < 10 {
+                } catch let error as CastSessionError where error.isConnectionLoss {
+                    if (error.cause as? CastTransportError)?.code == .connectionClosed { mayHaveArrived = true }
                     continue
                 }
             }
         } else {
             try requireConnected()
-            reply = try await receiverRequest(payload, answeredBy: DeviceStatus.showsVolume(of: payload))
+            reply = try await receiverRequest(payload, answeredBy: isAnswer)
         }
         let status = try DeviceStatus(commandReply: reply)
         state.withLock { $0.deviceStatus = status }
         deviceStatusBroadcaster.yield(status)
+        return status
+    }
+
+    /// SET_VOLUME with `volume` (a level, a mute state or both), ridden through drops as
+    /// ``receiverCommand(_:answeredBy:untouched:)`` does.
+    private func volumeCommand(_ volume: JSONValue) async throws {
+        let payload: JSONValue = ["type": "SET_VOLUME", "volume": volume]
+        try await receiverCommand(
+            payload,
+            answeredBy: DeviceStatus.showsVolume(of: payload),
+            untouched: DeviceStatus.leavesVolumeAsItWas(for: payload)
+        )
+    }
+
+    /// Stops the receiver app (STOP) and ends the session.
+    ///
+    /// Unlike ``SessionManager/endSession(stopCasting:)``, which ends the session whatever the device answers,
+    /// this fails when the app could not be stopped, and with ``CastOptions/requestsWaitWhileSuspended`` rides
+    /// through a dropped connection: a STOP that never reached the device is sent again.
+    ///
+    /// - Throws: ``CastSessionError`` — `.timedOut`, `.connectionLost`, `.notConnected`, or the receiver's refusal.
+    public func stopApplication() async throws {
+        let sessionID = self.sessionID
+        do {
+            try await receiverCommand(
+                ["type": "STOP", "sessionId": .string(sessionID)],
+                answeredBy: { $0.application?.sessionID != sessionID },
+                untouched: { _, _ in true }  // the app still runs: nobody else restarts our session id
+            )
+        } catch let error as CastSessionError
+            where (error.cause as? CastSessionError)?.code == .appStopped
+            || error.receiverReason == "INVALID_SESSION_ID"
+        {
+            // Stopped all the same: the session ended when it saw the app gone, or the device no longer knew it.
+        }
+        store?.clear(deviceID: device.id)
+        await finish(error: nil)
     }
 
     /// A request to `receiver-0`, answered by its reply or by a broadcast status `isAnsweredBy` accepts.
@@ -662,10 +749,7 @@ struct SessionMediaChannel: MediaChannel {
             return MediaReply {
                 guard await session.waitUntilResumed(deadline: deadline) else {
                     if session.connectionState == .disconnected {
-                        throw CastMediaError(
-                            .notConnected,
-                            "the session ended while the request waited for it to resume"
-                        )
+                        throw session.endedWhileWaiting(for: payload["type"]?.stringValue ?? "the request")
                     }
                     throw CastMediaError(.timedOut, "the session did not resume within \(timeout)")
                 }
@@ -725,6 +809,13 @@ extension CastTransportError {
     var isConnectionLoss: Bool { code == .connectionClosed || code == .notConnected }
 }
 
+extension CastSessionError {
+    /// Whether a request failed because the connection went away under it (see ``CastTransportError``'s).
+    var isConnectionLoss: Bool {
+        code == .connectionLost && (cause as? CastTransportError)?.isConnectionLoss == true
+    }
+}
+
 extension CastSession {
     /// Finishes a media request the connection dropped under: waits (until `deadline`) for the session to
     /// reconnect and resume, reads the media status again, and answers with it when the receiver had acted on
@@ -740,48 +831,100 @@ extension CastSession {
         deadline: ContinuousClock.Instant
     ) async throws -> JSONValue {
         let type = request.payload["type"]?.stringValue ?? "request"
-        guard await waitForReconnection(deadline: deadline) else {
-            if connectionState == .disconnected {
-                throw CastMediaError(.notConnected, "the session ended while \(type) waited for it to reconnect")
+        // Whether the request (or a resend of it) may have reached the receiver: then what the status shows
+        // decides, else it is sent again as it is.
+        var mayHaveArrived = wasSent
+        // Round again after each drop, until the deadline: every drop leaves the same question, answered the
+        // same way from the status read after it.
+        while true {
+            guard await waitForReconnection(deadline: deadline) else {
+                if connectionState == .disconnected { throw endedWhileWaiting(for: type) }
+                throw CastMediaError(.timedOut, "the session did not reconnect in time to finish \(type)")
             }
-            throw CastMediaError(.timedOut, "the session did not reconnect in time to finish \(type)")
-        }
-        let transportID = self.transportID
-        let statusReply = try await mediaRequest(["type": "GET_STATUS"], to: transportID, until: deadline)
-        var after = statusReply["status"]?.arrayValue?.lazy.compactMap { try? MediaStatus(json: $0) }.first
-        if after?.media == nil, let before = request.before, before.mediaSessionID == after?.mediaSessionID {
-            after?.media = before.media
-        }
-        var interrupted = request
-        interrupted.elapsed = (ContinuousClock.now - sentAt).inSeconds
-        let decision = wasSent ? interrupted.decide(after: after) : .resend(request.payload)
-        logger.debug(
-            "finishing an interrupted request",
-            metadata: ["cast.type": "\(type)", "cast.decision": "\(decision)"]
-        )
-        switch decision {
-        case .applied:
-            return statusReply
-        case .resend(let payload):
-            return try await mediaRequest(payload, to: transportID, until: deadline)
-        case .unknown:
-            throw CastMediaError(
-                .connectionLost,
-                "the connection dropped before the receiver answered \(type), and whether it acted on it cannot be "
-                    + "told from its status; it was not sent again"
-            )
+            let transportID = self.transportID
+            do {
+                // A device that reports statuses only by broadcast answers this GET_STATUS with one.
+                let statusReply = try await mediaRequest(["type": "GET_STATUS"], to: transportID, until: deadline) {
+                    $0["type"]?.stringValue == "MEDIA_STATUS"
+                }
+                var after = statusReply["status"]?.arrayValue?.lazy.compactMap { try? MediaStatus(json: $0) }.first
+                if after?.media == nil, let before = request.before, before.mediaSessionID == after?.mediaSessionID {
+                    after?.media = before.media
+                }
+                var interrupted = request
+                interrupted.elapsed = (ContinuousClock.now - sentAt).inSeconds
+                let decision = mayHaveArrived ? interrupted.decide(after: after) : .resend(interrupted.refreshed(after))
+                logger.debug(
+                    "finishing an interrupted request",
+                    metadata: ["cast.type": "\(type)", "cast.decision": "\(decision)"]
+                )
+                switch decision {
+                case .applied:
+                    return statusReply
+                case .resend(let payload):
+                    let answer = BroadcastAnswer(
+                        to: type,
+                        payload.objectValue ?? [:],
+                        before: after,
+                        position: after?.currentTime ?? 0
+                    )
+                    do {
+                        return try await mediaRequest(payload, to: transportID, until: deadline) { json in
+                            guard let answer, json["type"]?.stringValue == "MEDIA_STATUS" else { return false }
+                            let status = json["status"]?.arrayValue?.lazy.compactMap { try? MediaStatus(json: $0) }
+                            return answer.isAnswered(by: status?.first)
+                        }
+                    } catch let error as CastTransportError where error.code == .connectionClosed {
+                        mayHaveArrived = true
+                        throw error
+                    }
+                case .unknown:
+                    throw CastMediaError(
+                        .connectionLost,
+                        "the connection dropped before the receiver answered \(type), and whether it acted on it "
+                            + "cannot be told from its status; it was not sent again"
+                    )
+                }
+            } catch let error as CastTransportError where error.isConnectionLoss {
+                logger.debug("dropped again while finishing an interrupted request", metadata: ["cast.type": "\(type)"])
+                continue
+            }
         }
     }
 
-    private func mediaRequest(_ payload: JSONValue, to transportID: String, until deadline: ContinuousClock.Instant)
-        async throws -> JSONValue
-    {
+    /// The error for a request that waited for a reconnection the session ended instead: nothing to control when
+    /// the app is gone (the device restarted, another sender stopped it), else the session's end.
+    func endedWhileWaiting(for type: String) -> CastMediaError {
+        let endError = state.withLock { $0.endError }
+        if endError?.code == .appStopped {
+            return CastMediaError(
+                .noMediaSession,
+                "the receiver app stopped while \(type) waited for the reconnection (\(endError?.message ?? "")); "
+                    + "there is nothing to control"
+            )
+        }
+        return CastMediaError(
+            .notConnected,
+            "the session ended while \(type) waited for it to reconnect"
+                + (endError.map { " (\($0.message))" } ?? "")
+        )
+    }
+
+    /// A media request answered by its reply, or by a broadcast `isAnswer` accepts (devices that report statuses
+    /// only by broadcast).
+    private func mediaRequest(
+        _ payload: JSONValue,
+        to transportID: String,
+        until deadline: ContinuousClock.Instant,
+        orBroadcast isAnswer: @escaping @Sendable (JSONValue) -> Bool
+    ) async throws -> JSONValue {
         try await connection.request(
             namespace: CastNamespace.media,
             to: transportID,
             payload: payload,
-            timeout: deadline - ContinuousClock.now
-        ).json()
+            timeout: deadline - ContinuousClock.now,
+            orBroadcast: isAnswer
+        )
     }
 
     /// Waits until the session is connected over a live connection again: `false` when it ended instead, or at

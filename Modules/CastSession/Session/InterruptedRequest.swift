@@ -37,11 +37,18 @@ struct InterruptedRequest: Sendable {
         case "STOP":
             return after == nil || after?.playerState == .idle ? .applied : .resend(refreshed(after))
         case "SEEK":
-            guard let relative = payload["relativeTime"]?.doubleValue else { return .resend(refreshed(after)) }
-            return seekedBy(relative, after)
+            if let relative = payload["relativeTime"]?.doubleValue { return seekedBy(relative, after) }
+            guard let target = payload["currentTime"]?.doubleValue else { return .resend(refreshed(after)) }
+            return sought(target, after)
         case "QUEUE_UPDATE" where payload["jump"] != nil:
             guard let before, let after else { return .unknown }
             return before.currentItemID != after.currentItemID ? .applied : .resend(refreshed(after))
+        case "QUEUE_UPDATE" where payload["currentItemId"] != nil:
+            // A jump to an item: applied when that item plays; sent again only when the same item still does
+            // (another one means playback or another sender moved on meanwhile).
+            guard let target = payload["currentItemId"]?.intValue, let after else { return .unknown }
+            if after.currentItemID == target { return .applied }
+            return after.currentItemID == before?.currentItemID ? .resend(refreshed(after)) : .unknown
         case "QUEUE_INSERT", "QUEUE_REMOVE", "QUEUE_REORDER",
             "QUEUE_UPDATE" where payload["items"] != nil:
             guard let old = before?.items?.compactMap(\.itemID), let new = after?.items?.compactMap(\.itemID) else {
@@ -72,17 +79,43 @@ struct InterruptedRequest: Sendable {
     }
 
     /// A relative seek was applied when the position is nearer where it would have taken playback than where
-    /// playback alone went.
+    /// playback alone went. When another item plays now, a seek past the end of the one before moved there (it
+    /// was applied); otherwise playback moved on by itself, and a relative seek sent again would move the new item.
     private func seekedBy(_ relative: Double, _ after: MediaStatus?) -> Decision {
         guard let before, let after, after.mediaSessionID == before.mediaSessionID else { return .unknown }
-        let drift = before.playerState == .playing ? elapsed * before.playbackRate : 0
+        let drift = playbackDrift
         let without = before.currentTime + drift
         let with = without + relative
+        guard after.currentItemID == before.currentItemID else {
+            guard let duration = before.media?.duration, duration > 0 else { return .unknown }
+            return before.currentTime + relative >= duration ? .applied : .unknown
+        }
         return abs(after.currentTime - with) < abs(after.currentTime - without) ? .applied : .resend(refreshed(after))
     }
 
+    /// An absolute seek was applied when the position is nearer where it would be had the seek landed at some
+    /// moment since it was sent (from `target` to `target` plus the playback since) than where playback alone
+    /// went. Another item playing now is not the one it was meant for: not sent again.
+    private func sought(_ target: Double, _ after: MediaStatus?) -> Decision {
+        guard let before, let after else { return .resend(refreshed(after)) }
+        guard after.mediaSessionID == before.mediaSessionID, after.currentItemID == before.currentItemID else {
+            return .unknown
+        }
+        let drift = playbackDrift
+        let without = before.currentTime + drift
+        let position = after.currentTime
+        let fromSought = position < target ? target - position : max(0, position - (target + drift))
+        return fromSought < abs(position - without) ? .applied : .resend(refreshed(after))
+    }
+
+    /// How far playback alone moved the position since the request was sent.
+    private var playbackDrift: Double {
+        guard let before, before.playerState == .playing else { return 0 }
+        return elapsed * before.playbackRate
+    }
+
     /// The payload with the media session id of `after` (a resumed session keeps it; a reload changes it).
-    private func refreshed(_ after: MediaStatus?) -> JSONValue {
+    func refreshed(_ after: MediaStatus?) -> JSONValue {
         var payload = self.payload
         if payload["mediaSessionId"] != nil, let after {
             payload["mediaSessionId"] = .number(Double(after.mediaSessionID))

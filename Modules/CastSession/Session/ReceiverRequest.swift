@@ -30,4 +30,18 @@ extension DeviceStatus {
             return level != nil || muted != nil
         }
     }
+
+    /// Whether a status read after a dropped SET_VOLUME `payload` still shows what `before` showed of what the
+    /// payload sets: then the device never acted on it, and sending it again is safe. (No `before`: nothing to
+    /// compare, sent again as an idempotent command.)
+    static func leavesVolumeAsItWas(for payload: JSONValue) -> @Sendable (DeviceStatus?, DeviceStatus) -> Bool {
+        let setsLevel = payload["volume"]?["level"] != nil
+        let setsMuted = payload["volume"]?["muted"] != nil
+        return { before, after in
+            guard let before else { return true }
+            if setsLevel, abs((after.volumeLevel ?? -1) - (before.volumeLevel ?? -1)) > 0.005 { return false }
+            if setsMuted, after.isMuted != before.isMuted { return false }
+            return true
+        }
+    }
 }
