@@ -41,7 +41,10 @@ enum BackgroundServing {
         let spawnSetSID: Int16 = 0x80
         posix_spawnattr_setflags(&attributes, spawnSetSID)
         let executable = "/proc/self/exe"
-        let argv = [executable] + arguments + [childFlag]
+        // The flag goes before a `--`, after which every argument is a file.
+        var arguments = arguments
+        arguments.insert(childFlag, at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
+        let argv = [executable] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
         var pid: pid_t = 0
@@ -91,11 +94,39 @@ enum BackgroundServing {
         var deviceID: String
         var deviceName: String
         var items: [String]
+        /// The process's identity (``processIdentity(_:)``) when it saved the record: the record names that process
+        /// only while its pid still has it, so a pid the system has given to another process since is never
+        /// signalled (records outlive crashes and reboots).
+        var process: String? = nil
+    }
+
+    /// A process's boot and start time (`/proc/PID/stat`'s 22nd field), which no later process with the same pid
+    /// shares; `nil` when it is gone.
+    static func processIdentity(_ pid: Int32) -> String? {
+        guard let stat = LocalFiles.read("/proc/\(pid)/stat"),
+            let boot = LocalFiles.read("/proc/sys/kernel/random/boot_id")
+        else { return nil }
+        let text = String(decoding: stat, as: UTF8.self)
+        // The command name (field 2) may hold spaces and parentheses: the fields after its last ")" start at 3.
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 19 else { return nil }
+        return String(decoding: boot.filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self) + "/" + fields[19]
+    }
+
+    /// Whether `record`'s process still runs: its identity matches, or (a record from before identities were
+    /// kept) its command line is a background server's.
+    static func isRunning(_ record: Record) -> Bool {
+        if let process = record.process { return processIdentity(record.pid) == process }
+        guard let commandLine = LocalFiles.read("/proc/\(record.pid)/cmdline") else { return false }
+        return commandLine.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == childFlag }
     }
 
     static var directory: String { StatePaths.directory + "/serving" }
 
     static func save(_ record: Record) {
+        var record = record
+        if record.process == nil { record.process = processIdentity(record.pid) }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         guard let data = try? JSONEncoder().encode(record) else { return }
         let path = directory + "/\(record.pid).json"
@@ -114,7 +145,7 @@ enum BackgroundServing {
             guard let data = FileManager.default.contents(atPath: directory + "/" + name),
                 let record = try? JSONDecoder().decode(Record.self, from: data)
             else { return nil }
-            guard kill(record.pid, 0) == 0 || errno == EPERM else {
+            guard isRunning(record) else {
                 remove(pid: record.pid)
                 return nil
             }

@@ -181,6 +181,7 @@ struct CLIRuntime: Sendable {
                 case .notConnected, .connectionLost: return (CastExit.noDevice, "no-device")
                 case .noMediaSession: return (CastExit.nothingToControl, "nothing-to-control")
                 case .notSupported: return (CastExit.failed, "unsupported")
+                case .invalidRequest: return (CastExit.usage, "usage")
                 default: return (CastExit.failed, "receiver")
                 }
             case let error as CastTransportError where error.isDeviceAuthFailure:
@@ -358,10 +359,16 @@ struct CLIRuntime: Sendable {
                 serving.map { ["pid": .number(Double($0.pid)), "items": .array($0.items.map(JSONValue.string))] }
             )
             lines += serving.map {
-                "serving from this computer: \($0.items.joined(separator: ", ")) (process \($0.pid))"
+                "serving from this computer: \(Self.summary(of: $0.items)) (process \($0.pid))"
             }
         }
         emit(json: json, text: lines.joined(separator: "\n"))
+    }
+
+    /// What a server serves, in a line: the first three names, then how many more.
+    static func summary(of items: [String]) -> String {
+        guard items.count > 3 else { return items.joined(separator: ", ") }
+        return items.prefix(3).joined(separator: ", ") + " and \(items.count - 3) more"
     }
 }
 

@@ -11,10 +11,16 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What `cast play` was given: URLs stay URLs; files, folders, playlists and `-` are served from this computer.
 enum PlaySource: Equatable {
     case url(String, title: String?)
-    case file(path: String, title: String?)
+    /// A file; `listed` when a folder or a playlist named it, where one bad entry is skipped with a warning
+    /// rather than failing the whole play.
+    case file(path: String, title: String?, listed: Bool = false)
     case standardInput
 
     var isLocal: Bool {
@@ -23,22 +29,31 @@ enum PlaySource: Equatable {
     }
 
     /// Expands the arguments in order: a folder becomes its media files (sorted as people sort, 2 before 10),
-    /// a playlist its entries (an HLS playlist stays one stream), `file://` URLs become paths.
+    /// a playlist its entries (an HLS playlist stays one stream), `file://` URLs become paths, and `-` standard
+    /// input (a file redirected there is served as that file).
+    ///
+    /// - Throws: ``CLIError`` (usage) for what cannot be played: a missing or unreadable file or folder, a named
+    ///   pipe or device (with the way to play it), an empty or closed standard input.
     static func expand(_ arguments: [String]) throws -> [PlaySource] {
         try arguments.flatMap { argument -> [PlaySource] in
-            if argument == "-" { return [.standardInput] }
-            if argument.hasPrefix("file://"), let path = URL(string: argument)?.path { return try expand([path]) }
-            if argument.contains("://") { return [.url(argument, title: nil)] }
-            if FileManager.default.isDirectory(argument) { return try folder(argument) }
-            guard FileManager.default.isReadableFile(atPath: argument) else {
-                throw CLIError(.usage, "\(argument): no such file, and not a URL")
+            if argument == "-" { return try standardInput() }
+            if argument.lowercased().hasPrefix("file://"),
+                let path = URL(string: "file://" + argument.dropFirst(7))?.path
+            {
+                return try expand([path])
             }
+            if argument.contains("://") {
+                try MediaTypes.checkFetchable(argument, localHint: "")
+                return [.url(argument, title: nil)]
+            }
+            try checkReadable(argument)
+            if FileManager.default.isDirectory(argument) { return try folder(argument) }
             if PlaylistFile.isPlaylist(path: argument) {
                 let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: argument)))
                 if PlaylistFile.isHLSMediaPlaylist(bytes) { return [.file(path: argument, title: nil)] }
                 return try PlaylistFile.entries(in: bytes, playlistPath: argument).map { entry in
                     switch entry.location {
-                    case .file(let path): return .file(path: path, title: entry.title)
+                    case .file(let path): return .file(path: path, title: entry.title, listed: true)
                     case .url(let url): return .url(url, title: entry.title)
                     }
                 }
@@ -47,8 +62,65 @@ enum PlaySource: Equatable {
         }
     }
 
+    /// Why `path` cannot be read, as a usage error: missing, not permitted, or a named pipe or device (which
+    /// would block or never end: standard input plays those).
+    static func checkReadable(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == EACCES {
+                throw CLIError(.usage, "\(path): permission denied (a folder on its way cannot be searched)")
+            }
+            throw CLIError(.usage, "\(path): no such file, and not a URL")
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG, S_IFDIR:
+            let mode = (info.st_mode & S_IFMT) == S_IFDIR ? R_OK | X_OK : R_OK
+            guard access(path, mode) == 0 else { throw CLIError(.usage, "\(path): permission denied") }
+        case S_IFIFO:
+            throw CLIError(.usage, "\(path) is a named pipe: play what it carries with 'cast play - < \(path)'")
+        default:
+            throw CLIError(.usage, "\(path) is not a regular file (a device or socket); 'cast play -' reads a stream")
+        }
+    }
+
+    /// Standard input: a pipe or a socket is a live stream; a file redirected there is that file (seekable); an
+    /// empty file, `/dev/null` or a closed descriptor is refused.
+    private static func standardInput() throws -> [PlaySource] {
+        var info = stat()
+        guard fstat(STDIN_FILENO, &info) == 0 else {
+            throw CLIError(.usage, "standard input is closed: pipe media into 'cast play -'")
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFIFO, S_IFSOCK:
+            return [.standardInput]
+        case S_IFREG:
+            guard info.st_size > 0 else { throw CLIError(.usage, "standard input is empty") }
+            // The file itself, served like any file (ranges, seeking) rather than read once.
+            guard let path = LocalFiles.resolvedLink("/proc/self/fd/0"), path.hasPrefix("/"),
+                FileManager.default.isReadableFile(atPath: path)
+            else {
+                throw CLIError(.usage, "standard input is a file that cannot be opened again: give its path instead")
+            }
+            return [.file(path: path, title: nil)]
+        case S_IFCHR where isatty(STDIN_FILENO) != 0:
+            return [.standardInput]
+        default:
+            throw CLIError(
+                .usage,
+                "standard input is a device (such as /dev/null), not a stream: pipe media into 'cast play -'"
+            )
+        }
+    }
+
     private static func folder(_ path: String) throws -> [PlaySource] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: path)
+        let all: [String]
+        do {
+            all = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw CLIError(.usage, "\(path): this folder cannot be read (permission denied?)")
+        }
+        let names =
+            all
             .filter { name in
                 guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return false }
                 let type = MediaSniffer.mimeType(forExtension: String(name[name.index(after: dot)...])) ?? ""
@@ -56,7 +128,7 @@ enum PlaySource: Equatable {
             }
             .map { ($0.naturalSortKey, $0) }.sorted(by: <).map(\.1)  // each name folded once
         guard !names.isEmpty else { throw CLIError(.usage, "\(path): no media files in this folder") }
-        return names.map { .file(path: path + "/" + $0, title: nil) }
+        return names.map { .file(path: path + "/" + $0, title: nil, listed: true) }
     }
 }
 
@@ -137,6 +209,9 @@ struct LocalServing {
         }
     }
 
+    /// Notes a problem for the user (a listed file skipped, say).
+    mutating func warn(_ warning: String) { warnings.append(warning) }
+
     /// Media for standard input: a live stream, typed from its first bytes.
     mutating func mediaForStandardInput(title: String?, contentType: String?) async throws -> MediaInformation {
         let shared = try await server.share(pipe: 0, name: "stdin", contentType: contentType)
@@ -175,21 +250,25 @@ struct LocalServing {
         return CastMediaServerError(.unreachable, what + reason + "\n" + diagnosis.text, diagnosis: diagnosis)
     }
 
-    /// Waits until the media session ends (finished, stopped, failed) or the session does, serving meanwhile.
+    /// Waits until the media session ends (finished, stopped, failed, replaced by another LOAD) or the session
+    /// does, serving meanwhile.
     static func untilPlaybackEnds(_ session: CastSession) async {
         guard let client = session.remoteMediaClient else { return }
         let updates = client.statusUpdates()
         let states = session.connectionStateUpdates()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var sawMedia = client.mediaStatus != nil
+                // Ours is the media session playing when serving starts; another LOAD (here or from another
+                // sender) replaces it, and nothing served is fetched any more.
+                var ours = client.mediaStatus?.mediaSessionID
                 for await status in updates {
                     guard let status else {
-                        if sawMedia { return }
+                        if ours != nil { return }
                         continue
                     }
-                    sawMedia = true
-                    if status.hasEnded { return }
+                    if let ours, status.mediaSessionID != ours { return }
+                    ours = status.mediaSessionID
+                    if status.hasEnded || (status.playerState == .idle && status.idleReason == .interrupted) { return }
                 }
             }
             group.addTask {

@@ -580,6 +580,88 @@ def local_files():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def local_file_edges():
+    """Local sources that are not plain files, and the background servers' lives: each ends with a clear answer."""
+    if shutil.which("ffmpeg") is None:
+        return
+    folder = tempfile.mkdtemp(prefix="cast-e2e-edges-")
+    env = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-edges-state-", dir=STATE))
+    try:
+        song = os.path.join(folder, "song.mp3")
+        subprocess.run(["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "sine=d=30", "-c:a", "libmp3lame", song],
+                       check=True)
+        host = f"127.0.0.1:{start_receiver('--fetch-media', '--name', 'Edges TV')}"
+
+        def play(*args, stdin=subprocess.DEVNULL):
+            completed = subprocess.run([CAST, "play", *args, "--host", host], stdin=stdin, capture_output=True,
+                                       text=True, env=env, timeout=60)
+            return completed.returncode, completed.stdout + completed.stderr
+
+        code, text = play("-")
+        check("play - with /dev/null as standard input: exit 2, said (it crashed)", code == 2 and "standard input" in text, text)
+        closed = subprocess.run(f"exec 0<&-; '{CAST}' play - --host {host}", shell=True, capture_output=True, text=True,
+                                env=env, timeout=60)
+        check("play - with standard input closed: exit 2, said (it crashed)",
+              closed.returncode == 2 and "standard input" in closed.stderr, closed.stderr)
+        with open(song, "rb") as redirected:
+            code, text = play("-", "--detach", stdin=redirected)
+        check("play - with a file redirected to standard input plays that file", code == 0 and "song" in text, text)
+        fifo = os.path.join(folder, "pipe.mp3")
+        os.mkfifo(fifo)
+        code, text = play(fifo)
+        check("play of a named pipe: exit 2 with the way to play it (it hung)", code == 2 and "cast play - <" in text, text)
+        dash = os.path.join(folder, "-dash.mp3")
+        shutil.copy(song, dash)
+        code, text = subprocess.run([CAST, "play", "--host", host, "--detach", "--", "-dash.mp3"], cwd=folder,
+                                    capture_output=True, text=True, env=env, timeout=60).returncode, ""
+        check("play --detach -- -dash.mp3 (the flag for the background process went after --)", code == 0)
+        code, _, text = cast("queue", "add", song, "--host", host, env=env)
+        check("queue add of a path is refused (it queued the path as a URL)", code == 2 and "--queue" in text, text)
+        code, _, text = cast("play", "ftp://example.com/a.mp3", "--host", host, env=env)
+        check("play ftp://… is refused: devices fetch http(s)", code == 2, text)
+
+        def servers():
+            _, out, _ = cast("status", "--host", host, "--json", env=env)
+            return [entry.get("pid") for entry in (out or {}).get("serving") or []]
+
+        check("a server whose media another play replaced ends (they piled up)", wait_until(lambda: len(servers()) == 1, 15),
+              servers())
+
+        # A record left by a server that died without cleaning up, whose pid another process has now.
+        bystander = subprocess.Popen(["sleep", "300"])
+        try:
+            records = os.path.join(env["XDG_STATE_HOME"], "cast", "serving")
+            for name, extra in (("stale", {"process": "another-boot/1"}), ("old", {})):
+                record = {"pid": bystander.pid, "deviceID": "x", "deviceName": "x", "items": [name], **extra}
+                with open(os.path.join(records, f"{bystander.pid}.json"), "w") as handle:
+                    json.dump(record, handle)
+                cast("stop", "--host", host, env=env)
+                check(f"cast stop leaves alone a process that took a dead server's pid ({name} record)",
+                      bystander.poll() is None)
+        finally:
+            bystander.kill()
+
+        good = os.path.join(folder, "list")
+        os.mkdir(good)
+        shutil.copy(song, os.path.join(good, "a.mp3"))
+        with open(os.path.join(good, "b.mp3"), "w") as broken:
+            broken.write("not audio")
+        code, out, text = cast("play", good, "--host", host, "--json", "--detach", env=env)
+        check("a folder with one bad file plays the rest, and says which was skipped",
+              code == 0 and (media(out).get("queue") or {}).get("count") == 1 and "skipped" in text and "b.mp3" in text, text)
+
+        foreground = subprocess.Popen([CAST, "play", song, "--host", host, "--json"], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, env=env)
+        foreground.stdout.readline()
+        foreground.terminate()
+        _, errors_text = foreground.communicate(timeout=30)
+        check("SIGTERM to a foreground play that serves: exit 0, saying serving stopped (it died silently, 143)",
+              foreground.returncode == 0 and "stopped serving" in errors_text, (foreground.returncode, errors_text))
+        cast("app", "stop", "--host", host, env=env)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def transcoding():
     """A file the device cannot play: probed, served as HLS made by ffmpeg as it plays, seekable, subtitled from
     inside the file; without ffmpeg, a clear error and no LOAD."""
@@ -1077,6 +1159,7 @@ def main():
         mini_controller(port)
         terminal_uis(port)
         local_files()
+        local_file_edges()
         transcoding()
         page_urls()
         through_castd()

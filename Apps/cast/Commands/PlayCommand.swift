@@ -145,10 +145,20 @@ struct PlayCommand: AsyncParsableCommand {
         sources.contains(where: \.isLocal) || subtitles.map { !$0.contains("://") } == true
     }
 
+    /// An error's message without its code (for a warning).
+    private static func reason(_ error: any Error) -> String {
+        switch error {
+        case let error as CLIError: error.message
+        case let error as CastMediaServerError: error.message
+        default: "\(error)"
+        }
+    }
+
     /// The queue items for the sources; local ones are served by `serving` (present when
     /// ``servesLocalFiles(_:)``).
     private func items(_ sources: [PlaySource], serving: inout LocalServing?) async throws -> [QueueItem] {
         var items: [QueueItem] = []
+        var firstSkipped: (any Error)?
         for (index, source) in sources.enumerated() {
             let first = index == 0
             var extraTracks: [MediaTrack] = []
@@ -186,13 +196,21 @@ struct PlayCommand: AsyncParsableCommand {
                     media.tracks = extraTracks
                     activeTrackIDs = [extraTracks[0].id]
                 }
-            case .file(let path, let entryTitle):
-                (media, activeTrackIDs) = try await serving!.media(
-                    forFile: path,
-                    title: first ? (title ?? entryTitle) : entryTitle,
-                    contentType: contentType,
-                    extraSubtitles: extraTracks
-                )
+            case .file(let path, let entryTitle, let listed):
+                do {
+                    if listed { try PlaySource.checkReadable(path) }
+                    (media, activeTrackIDs) = try await serving!.media(
+                        forFile: path,
+                        title: first ? (title ?? entryTitle) : entryTitle,
+                        contentType: contentType,
+                        extraSubtitles: extraTracks
+                    )
+                } catch  where listed {
+                    // One bad entry of a folder or playlist is skipped, not the whole play.
+                    serving!.warn("skipped \(path): \(Self.reason(error))")
+                    firstSkipped = firstSkipped ?? error
+                    continue
+                }
             case .standardInput:
                 media = try await serving!.mediaForStandardInput(title: first ? title : nil, contentType: contentType)
             }
@@ -203,6 +221,7 @@ struct PlayCommand: AsyncParsableCommand {
             }
             items.append(QueueItem(media: media, activeTrackIDs: activeTrackIDs))
         }
+        if items.isEmpty, let firstSkipped { throw firstSkipped }
         return items
     }
 
@@ -319,8 +338,9 @@ struct PlayCommand: AsyncParsableCommand {
             // ends or nobody has fetched anything for a while (a paused player fetches nothing either).
             // `cast stop` sends SIGTERM (once the record is saved): end cleanly, so ffmpeg and its segments go too.
             let termination = TerminationSignal()
-            runtime.printStatus(session)
+            // Saved first, so that the status printed lists this server among what is served.
             BackgroundServing.save(record)
+            runtime.printStatus(session)
             BackgroundServing.detach()
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await LocalServing.untilPlaybackEnds(session) }
@@ -332,6 +352,9 @@ struct PlayCommand: AsyncParsableCommand {
             await context.sessionManager.endSession(stopCasting: false)
             return
         }
+        // From here a SIGINT or SIGTERM (`cast stop`, Ctrl-C without a terminal) ends serving cleanly: the
+        // transcoders' folders go, and the command says so and exits 0.
+        let termination = serving.map { _ in TerminationSignal() }
         if let record { BackgroundServing.save(record) }
         for (name, transcoder) in serving?.transcoding ?? [] {
             runtime.warn("transcoding \(name) as it plays: \(transcoder.plan.reasons.joined(separator: ", "))")
@@ -341,18 +364,64 @@ struct PlayCommand: AsyncParsableCommand {
         }
         if runtime.global.json || detach {
             runtime.printStatus(session)
-            await LocalServing.untilPlaybackEnds(session)
+            await Self.serve(session, until: termination, runtime)
             await context.sessionManager.endSession(stopCasting: false)
             return
         }
-        let outcome = await PlayerController(session: session, style: runtime.style, interactive: runtime.isTTY).run(
-            layout: .mini
-        )
-        if outcome == .left, serving != nil {
+        let controller = PlayerController(session: session, style: runtime.style, interactive: runtime.isTTY)
+        guard let termination else {
+            let outcome = await controller.run(layout: .mini)
+            await context.sessionManager.endSession(stopCasting: outcome == .stopped)
+            return
+        }
+        // Serving: the controller runs until our media ends or is replaced (nothing served is fetched then), or
+        // a signal ends serving.
+        let outcome = await withTaskGroup(of: PlayerController.Outcome?.self) { group in
+            group.addTask { await controller.run(layout: .mini) }
+            group.addTask {
+                await LocalServing.untilPlaybackEnds(session)
+                return .finished
+            }
+            group.addTask {
+                _ = await termination.wait()
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        switch outcome {
+        case nil:
+            Self.reportSignalled(runtime)
+        case .left?:
             runtime.warn("still serving local files until playback ends (Ctrl-C stops serving)")
-            await LocalServing.untilPlaybackEnds(session)
+            await Self.serve(session, until: termination, runtime)
+        default:
+            break
         }
         await context.sessionManager.endSession(stopCasting: outcome == .stopped)
+    }
+
+    /// Serves until playback ends (or is replaced) or a signal arrives, and says so when a signal ended it.
+    private static func serve(_ session: CastSession, until termination: TerminationSignal?, _ runtime: CLIRuntime)
+        async
+    {
+        guard let termination else { return await LocalServing.untilPlaybackEnds(session) }
+        let signalled = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await LocalServing.untilPlaybackEnds(session)
+                return false
+            }
+            group.addTask { await termination.wait() != 0 }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        if signalled { reportSignalled(runtime) }
+    }
+
+    private static func reportSignalled(_ runtime: CLIRuntime) {
+        runtime.warn("stopped serving: the device can no longer fetch what this computer served")
     }
 
     private func load(_ items: [QueueItem], client: RemoteMediaClient) async throws {
@@ -367,13 +436,32 @@ struct PlayCommand: AsyncParsableCommand {
             request.credentialsType = credentialsType
             try await client.load(request).response()
         } else {
-            var data = QueueData(items: items, startIndex: 0, repeatMode: repeatMode)
+            // A message may carry 64 KiB: a long queue is loaded in parts, the first part then the rest appended.
+            let parts = Self.batches(items)
+            var data = QueueData(items: parts[0], startIndex: 0, repeatMode: repeatMode)
             data.startTime = start
             var request = LoadRequestData(queue: data)
             request.currentTime = start
             request.playbackRate = rate
             try await client.load(request).response()
+            for part in parts.dropFirst() { try await client.queueInsert(part).response() }
         }
+    }
+
+    /// `items` in runs whose JSON fits a message with room to spare (40,000 bytes of the 65,536), in order.
+    static func batches(_ items: [QueueItem], limit: Int = 40_000) -> [[QueueItem]] {
+        var parts: [[QueueItem]] = [[]]
+        var size = 0
+        for item in items {
+            let length = item.json.jsonString.utf8.count + 1
+            if !parts[parts.count - 1].isEmpty, size + length > limit {
+                parts.append([])
+                size = 0
+            }
+            parts[parts.count - 1].append(item)
+            size += length
+        }
+        return parts
     }
 
     private var repeatMode: RepeatMode {
@@ -399,6 +487,15 @@ enum MediaTypes {
         var media = MediaInformation(contentID: url, contentType: contentType ?? guess(url), streamType: streamType)
         media.metadata = .generic(title: name(of: url))
         return media
+    }
+
+    /// Refuses what a device cannot fetch: anything but an `http` or `https` URL (a path, `ftp://`).
+    static func checkFetchable(_ url: String, localHint: String) throws {
+        let scheme = url.firstRange(of: "://").map { url[..<$0.lowerBound].lowercased() }
+        guard let scheme else { throw ValidationError("\(url) is not a URL; \(localHint)") }
+        guard scheme == "http" || scheme == "https" else {
+            throw ValidationError("\(url): devices fetch only http and https URLs")
+        }
     }
 
     /// The content type of a URL's extension (the media server's table), MP4 when it says nothing.

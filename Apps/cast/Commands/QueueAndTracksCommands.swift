@@ -58,6 +58,12 @@ struct QueueCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Media URLs.") var urls: [String]
         @Flag(help: "Insert after the current item instead of at the end.") var next = false
+        func validate() throws {
+            for url in urls {
+                try MediaTypes.checkFetchable(url, localHint: "'cast play --queue FILE' adds local files")
+            }
+        }
+
         func run() async throws {
             let urls = self.urls
             let next = self.next

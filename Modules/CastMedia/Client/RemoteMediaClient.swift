@@ -435,6 +435,8 @@ public final class RemoteMediaClient: Sendable {
         switch error.code {
         case .requestTimedOut: return CastMediaError(.timedOut, error.message, cause: error)
         case .connectionClosed: return CastMediaError(.connectionLost, error.message, cause: error)
+        // Refused before it was sent: the request itself is at fault, not the connection.
+        case .messageTooLarge, .invalidPayload: return CastMediaError(.invalidRequest, error.message, cause: error)
         default: return CastMediaError(.notConnected, error.message, cause: error)
         }
     }

@@ -58,6 +58,14 @@ package enum LocalFiles {
         return true
     }
 
+    /// Where the symbolic link at `path` points (`readlink`), or `nil` when it is no link or cannot be read.
+    package static func resolvedLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Writes `text` to a descriptor at once (unbuffered), e.g. standard output for lines scripts wait for.
     package static func write(_ text: String, to descriptor: Int32) {
         let bytes = Array(text.utf8)
