@@ -3,6 +3,7 @@ import CastMedia
 import CastReceiver
 import CastSession
 import CastTransport
+import Logging
 import Testing
 
 @testable import CastSession
@@ -181,6 +182,34 @@ import Testing
             #expect(status?.shownPlayerState == .loading)
             clock.advance(by: .seconds(5))
             #expect(device.mediaStatus?["mediaSessionId"]?.intValue == 1, "one LOAD: the first media session")
+            await context.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
+    /// A LAUNCH whose reply the drop took, on a device that lists a starting app without its transport id and
+    /// namespaces at first: the start joins it once it is listed whole (it joined an app without namespaces, and
+    /// `cast play` said there was no media to control).
+    @Test(.timeLimit(.minutes(1))) func aLaunchLostOnAnAppListedLateIsJoinedWhenListedWhole() async throws {
+        var configuration = DeviceConfiguration(friendlyName: "Slow Start", port: 0)
+        configuration.faults.listsLaunchedAppWholeAfter = 2
+        configuration.faults.losesReplyTo = "LAUNCH"
+        configuration.faults.dropLimit = 1
+        let clock = ManualCastClock()
+        try await withCastReceiverEmulator(devices: [configuration], clock: clock) { emulator in
+            let device = emulator.devices[0]
+            let (waiting, said) = AsyncStream.makeStream(of: Void.self)
+            var logger = Logger(label: "test") { _ in MessageSignal("not listed whole yet", continuation: said) }
+            logger.logLevel = .debug
+            let context = CastContext(options: testOptions(), sleep: RecordingSleeper().sleep, logger: logger)
+            let start = Task { try await context.sessionManager.startSession(with: device.castDevice) }
+            // Joined after the reconnection, it waits for the status that lists the app whole.
+            var signals = waiting.makeAsyncIterator()
+            _ = await signals.next()
+            clock.advance(by: .seconds(2))
+            let session = try await start.value
+            #expect(device.launches.count == 1)
+            #expect(session.application.playsMedia)
+            #expect(try await session.remoteMediaClient?.loadMedia(sampleMedia()).response()?.playerState == .playing)
             await context.sessionManager.endSession(stopCasting: true)
         }
     }
@@ -405,5 +434,27 @@ import Testing
         let mute = DeviceStatus.leavesVolumeAsItWas(for: ["type": "SET_VOLUME", "volume": ["muted": true]])
         #expect(mute(status(level: 1), status(level: 0.5)))
         #expect(!mute(status(level: 1), status(level: 1, muted: true)))
+    }
+}
+
+/// A log handler that yields once for each message containing `text`: a test waits for a step it cannot see.
+private struct MessageSignal: LogHandler {
+    let text: String
+    let continuation: AsyncStream<Void>.Continuation
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    init(_ text: String, continuation: AsyncStream<Void>.Continuation) {
+        self.text = text
+        self.continuation = continuation
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        if event.message.description.contains(text) { continuation.yield() }
     }
 }

@@ -257,7 +257,13 @@ struct PlayCommand: AsyncParsableCommand {
         let context = runtime.makeContext()
         // A named device wins over the saved session: resume only a session saved for that device.
         let named = runtime.namesDevice ? try await runtime.resolveDevice() : nil
-        var session = try? await context.sessionManager.resumeSavedSession(candidates: named.map { [$0] } ?? [])
+        var session: CastSession?
+        do {
+            session = try await context.sessionManager.resumeSavedSession(candidates: named.map { [$0] } ?? [])
+        } catch let error as CastSessionError where named != nil && error.code == .connectFailed {
+            // The named device cannot be reached: starting there would fail the same way, after as long again.
+            throw error
+        } catch {}
         if let current = session, !queue, current.application.applicationID != runtime.options.receiverApplicationID {
             await context.sessionManager.endSession(stopCasting: false)
             session = nil

@@ -284,7 +284,7 @@ public final class SessionManager: Sendable {
             )
             let status = DeviceStatus(json: json)
             if let info { device.apply(info) }
-            let application: ApplicationMetadata
+            var application: ApplicationMetadata
             var finalStatus = status
             var joined = true
             if case .resume(let sessionID, let joiningApplicationID) = mode {
@@ -328,6 +328,18 @@ public final class SessionManager: Sendable {
                     watching: watcher,
                     previous: status.application
                 )
+            }
+            if joined, !Self.isReady(launched: json) {
+                // Joined an app still starting (a LAUNCH whose reply the drop took, say): it is reachable once the
+                // device lists its transport id and namespaces.
+                finalStatus = DeviceStatus(
+                    json: try await listedWhole(
+                        json,
+                        watching: watcher,
+                        timeout: mode.mayLaunch ? options.launchTimeout : options.requestTimeout
+                    )
+                )
+                application = finalStatus.runningApplication ?? application
             }
             try await connection.openVirtualConnection(to: application.transportID)
             let session = CastSession(
@@ -425,6 +437,43 @@ public final class SessionManager: Sendable {
                 "unexpected answer to LAUNCH: \(reply["type"]?.stringValue ?? "none")",
                 receiverReason: reply["reason"]?.stringValue
             )
+        }
+    }
+
+    /// The status that lists `status`'s running app whole (``isReady(launched:)``), from the device's next
+    /// broadcasts, within `timeout`: an app still starting is listed without its transport id or namespaces.
+    ///
+    /// - Throws: ``CastSessionError`` — `.launchFailed` when the app is not listed whole in time, `.connectionLost`
+    ///   when the connection ends first.
+    private func listedWhole(
+        _ status: JSONValue,
+        watching watcher: CastEventStream<CastMessage>,
+        timeout: Duration
+    ) async throws -> JSONValue {
+        let sessionID = DeviceStatus(json: status).application?.sessionID
+        logger.debug("the running app is not listed whole yet; waiting for its status")
+        return try await withThrowingTaskGroup(of: JSONValue?.self) { group in
+            group.addTask {
+                for await message in watcher where message.namespace == CastNamespace.receiver {
+                    guard let json = try? message.json(), json["type"]?.stringValue == "RECEIVER_STATUS",
+                        DeviceStatus(json: json).application?.sessionID == sessionID, Self.isReady(launched: json)
+                    else { continue }
+                    return json
+                }
+                throw CastSessionError(.connectionLost, "the connection closed while the app was starting")
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let answer = try await group.next(), let json = answer else {
+                throw CastSessionError(
+                    .launchFailed,
+                    "the running app did not list its transport id and namespaces within \(timeout)"
+                )
+            }
+            return json
         }
     }
 
