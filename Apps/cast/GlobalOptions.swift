@@ -32,7 +32,10 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: "Minimum log level (trace, debug, info, notice, warning, error, critical, off).")
     var logLevel: String?
     @Option(help: "Log filter: CATEGORY-GLOB=LEVEL or /REGEX/[i], comma separated.") var logFilter: String?
-    @Option(help: "Seconds to wait for devices and replies (default: the profile's request timeout, 10 s).")
+    @Option(
+        help:
+            "Seconds to wait for a device to answer, and for each reply: a command waits this long at each step, not in all (default: the profile's request timeout, 10 s)."
+    )
     var timeout: Double?
     @Option(
         help: """
