@@ -281,6 +281,10 @@ import Testing
             #expect(error.code == .notSupported, "\(request.kind)")
         }
         #expect(channel.sent.isEmpty, "nothing unsupported reaches the receiver")
+        // At an end of the queue, what is missing is said (not that QUEUE_UPDATE is unsupported).
+        if case .failed(let error)? = client.queuePrevious().outcome {
+            #expect(error.message == "there is no previous item in the queue")
+        }
         // PLAY, STOP and queue edits need no command bit.
         try await client.play().response()
         try await client.stop().response()

@@ -729,11 +729,21 @@ public final class RemoteMediaClient: Sendable {
 
     /// Plays the next item (QUEUE_UPDATE `jump: 1`); fails locally when the status offers no next item.
     @discardableResult
-    public func queueNext() -> MediaRequest { send("QUEUE_UPDATE", ["jump": 1], requires: .queueNext) }
+    public func queueNext() -> MediaRequest {
+        if let status = mediaStatus, !status.supportedMediaCommands.contains(.queueNext) {
+            return failed("QUEUE_UPDATE", CastMediaError(.notSupported, "there is no next item in the queue"))
+        }
+        return send("QUEUE_UPDATE", ["jump": 1], requires: .queueNext)
+    }
 
     /// Plays the previous item (QUEUE_UPDATE `jump: -1`).
     @discardableResult
-    public func queuePrevious() -> MediaRequest { send("QUEUE_UPDATE", ["jump": -1], requires: .queuePrevious) }
+    public func queuePrevious() -> MediaRequest {
+        if let status = mediaStatus, !status.supportedMediaCommands.contains(.queuePrevious) {
+            return failed("QUEUE_UPDATE", CastMediaError(.notSupported, "there is no previous item in the queue"))
+        }
+        return send("QUEUE_UPDATE", ["jump": -1], requires: .queuePrevious)
+    }
 
     /// Sets the repeat mode (QUEUE_UPDATE `repeatMode`).
     @discardableResult
