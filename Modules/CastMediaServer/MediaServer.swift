@@ -12,8 +12,16 @@ public struct MediaServerOptions: Sendable {
     public var address: String?
     /// The ports to try, in order. Defaults to `nil`: any free port. A range suits a firewall with an open range.
     public var ports: ClosedRange<Int>?
-    /// The most connections served at once; more are closed on arrival. Defaults to 64 (a device opens a few).
+    /// The most connections open at once. One more closes the connection idle longest (it is refused only when
+    /// every connection is answering a request), so idle sockets cannot lock a device out. Defaults to 64 (a
+    /// device opens a few).
     public var maximumConnections = 64
+    /// How long a new connection may take to send a complete request head before it is closed. Defaults to
+    /// 5 seconds: a device asks at once, and a socket that sends nothing must not hold its place.
+    public var requestHeadTimeout: Duration = .seconds(5)
+    /// How long a kept-alive connection may wait for its next request before it is closed. Defaults to 30
+    /// seconds; a player connects again for its next range.
+    public var idleTimeout: Duration = .seconds(30)
     /// Where the server logs; silent by default. The server tags it with the `media-server` category.
     public var logger = Logger.castDisabled
 
@@ -91,6 +99,10 @@ public final class MediaServer: Sendable {
         let registry = ShareRegistry()
         let fetchLog = FetchLog()
         let connections = ConnectionSet(limit: options.maximumConnections)
+        let timeouts = ConnectionTimeouts(
+            requestHead: TimeAmount(options.requestHeadTimeout),
+            idle: TimeAmount(options.idleTimeout)
+        )
         let logger = options.logger.withCategory("media-server")
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -99,6 +111,9 @@ public final class MediaServer: Sendable {
                 guard connections.admit(channel) else { return channel.close() }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(
+                        ConnectionActivityHandler(connections: connections, timeouts: timeouts)
+                    )
                     try channel.pipeline.syncOperations.addHandler(
                         MediaHTTPHandler(registry: registry, fetchLog: fetchLog, threadPool: threadPool, logger: logger)
                     )
@@ -365,33 +380,6 @@ public final class MediaServer: Sendable {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Double(spec.tv_sec)
-    }
-}
-
-/// The connections a server has open: bounded, and all closed when it stops.
-final class ConnectionSet: Sendable {
-    private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
-    private let limit: Int
-
-    init(limit: Int) { self.limit = limit }
-
-    func admit(_ channel: any Channel) -> Bool {
-        let admitted = channels.withLockedValue { channels -> Bool in
-            guard channels.count < limit else { return false }
-            channels[ObjectIdentifier(channel)] = channel
-            return true
-        }
-        if admitted {
-            channel.closeFuture.whenComplete { _ in
-                _ = self.channels.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(channel)) }
-            }
-        }
-        return admitted
-    }
-
-    func closeAll() async {
-        let open = channels.withLockedValue { Array($0.values) }
-        for channel in open { try? await channel.close() }
     }
 }
 
