@@ -22,6 +22,8 @@ public struct MediaServerOptions: Sendable {
     /// How long a kept-alive connection may wait for its next request before it is closed. Defaults to 30
     /// seconds; a player connects again for its next range.
     public var idleTimeout: Duration = .seconds(30)
+    /// How often a file being sent is checked for having shrunk below the length promised (tests set it short).
+    var fileCheckInterval = TimeAmount.milliseconds(500)
     /// Where the server logs; silent by default. The server tags it with the `media-server` category.
     public var logger = Logger.castDisabled
 
@@ -104,6 +106,7 @@ public final class MediaServer: Sendable {
             idle: TimeAmount(options.idleTimeout)
         )
         let logger = options.logger.withCategory("media-server")
+        let fileCheckInterval = options.fileCheckInterval
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -115,7 +118,13 @@ public final class MediaServer: Sendable {
                         ConnectionActivityHandler(connections: connections, timeouts: timeouts)
                     )
                     try channel.pipeline.syncOperations.addHandler(
-                        MediaHTTPHandler(registry: registry, fetchLog: fetchLog, threadPool: threadPool, logger: logger)
+                        MediaHTTPHandler(
+                            registry: registry,
+                            fetchLog: fetchLog,
+                            threadPool: threadPool,
+                            logger: logger,
+                            fileCheckInterval: fileCheckInterval
+                        )
                     )
                 }
             }

@@ -98,3 +98,29 @@ import Testing
         try await group.shutdownGracefully()
     }
 }
+
+/// A file that shrinks while it is sent: the connection closes at once with a short body (sendfile once found
+/// nothing past the new end, and the server spun with the connection open and silent until the client gave up).
+@Suite struct ShrinkingFileTests {
+    @Test func aFileThatShrinksWhileSentEndsTheConnection() async throws {
+        let folder = try TemporaryFolder()
+        let length = 256 << 20
+        let file = try folder.write("big.mp4", patternBytes(1000))
+        #expect(truncate(file, off_t(length)) == 0)  // sparse: no disk used
+        var options = MediaServerOptions()
+        options.fileCheckInterval = .milliseconds(10)
+        let server = try await MediaServer.start(reaching: "127.0.0.1", options: options)
+        let media = try server.share(file: file)
+        let client = try await RawConnection.open(port: server.port, reading: false)
+        let path = String(media.url.dropFirst(server.baseURL.count))
+        try await client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        // The server has answered before the file shrinks: whatever it sends, it has promised the whole length.
+        #expect(await server.waitForRequest(for: media, timeout: .seconds(3600)))
+        #expect(truncate(file, 1_000_000) == 0)
+        try await client.startReading()
+        #expect(await client.isClosedByServer(within: ConnectionTests.bound))
+        #expect(client.text.contains("\r\nContent-Length: \(length)\r\n"))
+        #expect(client.received.count < length)
+        await server.stop()
+    }
+}

@@ -3,6 +3,12 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Answers one connection's requests, one at a time (NIO's pipelining helper holds the next until this one
 /// ends): routes by token, opens files on the thread pool, answers ranges and validators, streams files
 /// with `FileRegion` (sendfile, so a 4 GiB file costs no memory), and records every answer in the fetch log.
@@ -14,15 +20,23 @@ final class MediaHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let fetchLog: FetchLog
     private let threadPool: NIOThreadPool
     private let logger: Logger
+    private let fileCheckInterval: TimeAmount
     private var request: HTTPRequestHead?
     private var peer = "unknown"
     private var liveID: (stream: LiveStream, id: Int)?
 
-    init(registry: ShareRegistry, fetchLog: FetchLog, threadPool: NIOThreadPool, logger: Logger) {
+    init(
+        registry: ShareRegistry,
+        fetchLog: FetchLog,
+        threadPool: NIOThreadPool,
+        logger: Logger,
+        fileCheckInterval: TimeAmount = .milliseconds(500)
+    ) {
         self.registry = registry
         self.fetchLog = fetchLog
         self.threadPool = threadPool
         self.logger = logger
+        self.fileCheckInterval = fileCheckInterval
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -153,13 +167,41 @@ final class MediaHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         )
         let plan = Self.plan(head: head, size: file.size, representation: representation)
         let handle = file.handle
-        var body: IOData?
-        if head.method != .HEAD, let range = plan.range, !range.isEmpty {
-            body = .fileRegion(
-                FileRegion(fileHandle: handle, readerIndex: Int(range.lowerBound), endIndex: Int(range.upperBound))
-            )
+        guard head.method != .HEAD, let range = plan.range, !range.isEmpty else {
+            return send(plan, body: nil, head: head, itemID: itemID, context: context) { try? handle.close() }
         }
-        send(plan, body: body, head: head, itemID: itemID, context: context) { try? handle.close() }
+        let body = IOData.fileRegion(
+            FileRegion(fileHandle: handle, readerIndex: Int(range.lowerBound), endIndex: Int(range.upperBound))
+        )
+        let watch = watchLength(of: handle, promised: range.upperBound, context: context)
+        send(plan, body: body, head: head, itemID: itemID, context: context) {
+            watch.cancel()
+            try? handle.close()
+        }
+    }
+
+    /// sendfile finds nothing past a file's end, and NIO tries again at once, for ever: a file that shrinks while
+    /// it is sent (rewritten, truncated) would hold the connection open with no data and the server spinning.
+    /// So the file's length is looked at while its body is sent, and once it is shorter than the length promised
+    /// the connection is closed: a short body is the only honest signal left to the client.
+    private func watchLength(of handle: NIOFileHandle, promised end: UInt64, context: ChannelHandlerContext)
+        -> RepeatedTask
+    {
+        let channel = context.channel
+        let (logger, peer) = (self.logger, self.peer)
+        return context.eventLoop.scheduleRepeatedTask(initialDelay: fileCheckInterval, delay: fileCheckInterval) {
+            task in
+            let length = try? handle.withUnsafeFileDescriptor { descriptor -> UInt64? in
+                var info = stat()
+                return fstat(descriptor, &info) == 0 ? UInt64(info.st_size) : nil
+            }
+            guard let length = length ?? nil, length < end else { return }
+            logger.warning(
+                "media server: a file sent to \(peer) shrank to \(length) bytes of \(end): connection closed"
+            )
+            task.cancel()
+            channel.close(promise: nil)
+        }
     }
 
     private func answer(

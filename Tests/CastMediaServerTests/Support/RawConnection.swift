@@ -13,9 +13,19 @@ final class RawConnection: Sendable {
         self.collector = collector
     }
 
-    static func open(host: String = "127.0.0.1", port: Int) async throws -> RawConnection {
+    /// Connects; with `reading` false nothing is read (the server's writes stall) until ``startReading()``.
+    static func open(host: String = "127.0.0.1", port: Int, reading: Bool = true) async throws -> RawConnection {
         let collector = Collector()
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if !reading {
+            // A small window, so that the server stalls after a little.
+            bootstrap = bootstrap.channelOption(.autoRead, value: false).channelOption(
+                .socketOption(.so_rcvbuf),
+                value: 65_536
+            )
+        }
+        let channel =
+            try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(collector) }
             }
@@ -25,6 +35,10 @@ final class RawConnection: Sendable {
 
     func send(_ text: String) async throws {
         try await channel.writeAndFlush(channel.allocator.buffer(string: text))
+    }
+
+    func startReading() async throws {
+        try await channel.setOption(.autoRead, value: true)
     }
 
     /// Everything received so far.
