@@ -529,4 +529,56 @@ struct HLSTranscoderReportTests {
         }
         await transcoder.stop()
     }
+
+    /// A HEAD on a segment not made yet is answered as a GET would be: after the segment is made, with its length
+    /// (it was once 200 with `Content-Length: 0`, an empty segment to a player).
+    @Test func aHeadOnASegmentNotMadeYetWaitsForIt() async throws {
+        let folder = try TemporaryFolder()
+        let script = try folder.write(
+            "ffmpeg",
+            """
+            #!/bin/sh
+            start=0; previous=""
+            for argument; do
+                [ "$previous" = "-segment_start_number" ] && start=$argument
+                previous=$argument; template=$argument
+            done
+            for index in $(seq "$start" 2); do
+                name=$(printf "$(basename "$template")" "$index")
+                printf 'segment number %s' "$index" > "$(dirname "$template")/$name"
+                echo "$name"
+            done
+
+            """
+        )
+        chmod(script, 0o755)
+        var options = TranscodeOptions()
+        options.ffmpeg = script
+        options.temporaryDirectory = folder.path
+        let probe = MediaProbe(
+            formatNames: ["matroska", "webm"],
+            duration: 18,
+            streams: [MediaProbe.Stream(index: 0, kind: .audio, codec: "ac3")]
+        )
+        let plan = try PlaybackPlan.make(for: probe, device: DeviceMediaSupport())
+        let transcoder = try HLSTranscoder(file: "/dev/null", probe: probe, plan: plan, options: options)
+        let server = try await MediaServer.start(reaching: "127.0.0.1")
+        let shared = server.share(
+            responder: transcoder,
+            entry: HLSTranscoder.playlistName,
+            contentType: "application/x-mpegURL"
+        )
+        let base = String(shared.url.dropFirst(server.baseURL.count).dropLast(HLSTranscoder.playlistName.count))
+        let segment = base + HLSTranscoder.segmentName(1)
+        let head = try await RawHTTPClient.exchange(port: server.port, method: "HEAD", path: segment)
+        #expect(head.status == 200)
+        #expect(head.header("Content-Length") == "\("segment number 1".utf8.count)")
+        #expect(head.header("Content-Type") == "video/mp2t")
+        #expect(head.bodyCount == 0)
+        let get = try await RawHTTPClient.exchange(port: server.port, path: segment)
+        #expect(get.text == "segment number 1")
+        #expect(get.header("ETag") == head.header("ETag"))
+        await transcoder.stop()
+        await server.stop()
+    }
 }

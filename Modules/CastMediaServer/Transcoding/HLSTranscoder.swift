@@ -185,10 +185,8 @@ public final class HLSTranscoder: MediaResponder {
         guard let index = Self.segmentIndex(request.path), segmentDurations.indices.contains(index) else {
             return .notFound
         }
-        if request.isHead, madeFile(index) == nil {
-            // A HEAD is no reason to transcode; the length is not known before the segment exists.
-            return .bytes([], contentType: "video/mp2t")
-        }
+        // A HEAD waits for the segment as a GET does: its length is not known before it exists, and an empty
+        // answer would tell a player the segment is empty.
         return .file(path: try await segment(index), contentType: "video/mp2t")
     }
 
