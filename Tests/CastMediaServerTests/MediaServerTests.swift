@@ -21,8 +21,8 @@ import Testing
         try await RawHTTPClient.exchange(port: server.port, method: method, path: path, headers: headers)
     }
 
-    private func path(of media: SharedMedia) -> String {
-        String(media.url.dropFirst(server.baseURL.count))
+    private func path(of media: SharedMedia, on server: MediaServer? = nil) -> String {
+        String(media.url.dropFirst((server ?? self.server).baseURL.count))
     }
 
     @Test func listensOnTheAddressThatRoutesToTheDevice() async throws {
@@ -341,6 +341,36 @@ import Testing
         let failed = server.diagnose(gone, deviceAddress: "127.0.0.1")
         #expect(failed.cause == .requestFailed)
         #expect(failed.statuses == [404])
+        await server.stop()
+    }
+
+    @Test(arguments: [
+        ("127.0.0.1", "::ffff:127.0.0.1", true),
+        ("::FFFF:192.168.1.20", "192.168.1.20", true),
+        ("192.168.1.20", "::ffff:c0a8:114", true),
+        ("127.0.0.1", "::1", true),
+        ("::1", "127.0.0.2", true),
+        ("fe80::1%eth0", "FE80:0:0::1", true),
+        ("192.168.1.20", "::1", false),
+        ("::1", "192.168.1.20", false),
+        ("192.168.1.20", "192.168.1.21", false),
+    ])
+    func recognizesTheDeviceOverEitherAddressFamily(wanted: String, peer: String, same: Bool) {
+        #expect(FetchLog.matches(wanted, peer) == same)
+    }
+
+    /// A server given `::1` and a device on `127.0.0.1`: the device's fetch arrives from `::1`, and is its own.
+    @Test func aDeviceOnIPv4LoopbackFetchingOverIPv6IsTheDevice() async throws {
+        await server.stop()
+        let server = try await MediaServer.start(reaching: "127.0.0.1", options: MediaServerOptions(address: "::1"))
+        let media = try server.share(file: try folder.write("a.mp3", patternBytes(10)))
+        let answer = try await RawHTTPClient.exchange(host: "::1", port: server.port, path: path(of: media, on: server))
+        #expect(answer.status == 200)
+        #expect(server.requests(for: media).first?.peer == "::1")
+        #expect(await server.waitForRequest(for: media, from: "127.0.0.1", timeout: .seconds(60)))
+        let diagnosis = server.diagnose(media, deviceAddress: "127.0.0.1")
+        #expect(diagnosis.cause == .fetchedButRejected)
+        #expect(diagnosis.deviceRequests == 1)
         await server.stop()
     }
 

@@ -1,5 +1,11 @@
 import NIOConcurrencyHelpers
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One request the media server answered.
 public struct FetchRecord: Sendable, Hashable, Codable {
     /// The token of the item asked for; `nil` when the path named none.
@@ -141,13 +147,34 @@ final class FetchLog: Sendable {
         for waiter in waiters { waiter.finish(false) }
     }
 
-    /// Whether a recorded peer is the one asked about; IPv4 addresses may arrive mapped into IPv6.
+    /// Whether a recorded peer is the one asked about. The same host can arrive over another address family: an
+    /// IPv4 address mapped into IPv6 (`::ffff:192.168.1.20`) is its IPv4 form, and every loopback address is this
+    /// computer (a device on `127.0.0.1` fetching from a server on `::1` connects from `::1`).
     static func matches(_ wanted: String?, _ peer: String) -> Bool {
-        guard let wanted else { return true }
-        return normalized(wanted) == normalized(peer)
+        guard let wanted = wanted.map(normalized) else { return true }
+        let peer = normalized(peer)
+        return wanted == peer || (isLoopback(wanted) && isLoopback(peer))
     }
 
+    /// The address in one spelling: IPv4 mapped into IPv6 as IPv4, IPv6 canonical (lower case, zeros compressed,
+    /// no zone); anything else (a host name) as given.
     static func normalized(_ address: String) -> String {
-        address.lowercased().hasPrefix("::ffff:") && address.contains(".") ? String(address.dropFirst(7)) : address
+        let bare = address.split(separator: "%", maxSplits: 1).first.map(String.init) ?? address
+        var bytes = in6_addr()
+        guard address.contains(":"), inet_pton(AF_INET6, bare, &bytes) == 1 else { return address }
+        let octets = withUnsafeBytes(of: &bytes) { Array($0) }
+        if octets[..<10].allSatisfy({ $0 == 0 }), octets[10] == 0xff, octets[11] == 0xff {
+            return octets[12...].map(String.init).joined(separator: ".")
+        }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count)) != nil else { return address }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Whether a normalized address is a loopback one: `127.0.0.0/8` or `::1`.
+    static func isLoopback(_ address: String) -> Bool {
+        if address == "::1" { return true }
+        var bytes = in_addr()
+        return inet_pton(AF_INET, address, &bytes) == 1 && withUnsafeBytes(of: &bytes) { $0[0] } == 127
     }
 }

@@ -30,7 +30,8 @@ enum RawHTTPClient {
         headers: [(String, String)] = [],
         keepBody: Bool = true
     ) async throws -> RawHTTPResponse {
-        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
+        let hostHeader = host.contains(":") ? "[\(host)]" : host
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(hostHeader):\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         request += "\r\n"
         let collector = ResponseBytes(keepBody: keepBody, isHead: method == "HEAD")
