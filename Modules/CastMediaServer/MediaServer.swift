@@ -9,6 +9,7 @@ import NIOPosix
 public struct MediaServerOptions: Sendable {
     /// The address to listen on and put in URLs. Defaults to `nil`: the local address the kernel uses to reach
     /// the device (never `0.0.0.0`, never just the first interface). Set it for Docker, VPNs or odd routes.
+    /// `0.0.0.0` or `::` listens on every interface, and URLs still get the address routed towards the device.
     public var address: String?
     /// The ports to try, in order. Defaults to `nil`: any free port. A range suits a firewall with an open range.
     public var ports: ClosedRange<Int>?
@@ -49,6 +50,8 @@ public struct MediaServerOptions: Sendable {
 public final class MediaServer: Sendable {
     /// The address in every URL.
     public let address: String
+    /// The address listened on: ``address``, or every interface (`0.0.0.0`, `::`) when given so.
+    public let listeningAddress: String
     /// The port listened on.
     public let port: Int
     /// Why ``address`` was chosen, for people: "the address that routes to 192.168.1.20", say.
@@ -63,6 +66,7 @@ public final class MediaServer: Sendable {
 
     private init(
         address: String,
+        listeningAddress: String,
         port: Int,
         addressReason: String,
         serverChannel: any Channel,
@@ -73,6 +77,7 @@ public final class MediaServer: Sendable {
         logger: Logger
     ) {
         self.address = address
+        self.listeningAddress = listeningAddress
         self.port = port
         self.addressReason = addressReason
         self.serverChannel = serverChannel
@@ -93,7 +98,7 @@ public final class MediaServer: Sendable {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         threadPool: NIOThreadPool = .singleton
     ) async throws -> MediaServer {
-        let (address, reason) = try await ServingAddress.choose(
+        let choice = try await ServingAddress.choose(
             given: options.address,
             deviceHost: deviceHost,
             eventLoopGroup: eventLoopGroup
@@ -131,13 +136,14 @@ public final class MediaServer: Sendable {
         var lastError: (any Error)?
         for candidate in options.ports.map(Array.init) ?? [0] {
             do {
-                let channel = try await bootstrap.bind(host: address, port: candidate).get()
+                let channel = try await bootstrap.bind(host: choice.listen, port: candidate).get()
                 let port = channel.localAddress?.port ?? candidate
-                logger.info("media server on \(ServingAddress.urlHost(address)):\(port) (\(reason))")
+                logger.info("media server on \(ServingAddress.urlHost(choice.advertised)):\(port) (\(choice.reason))")
                 return MediaServer(
-                    address: address,
+                    address: choice.advertised,
+                    listeningAddress: choice.listen,
                     port: port,
-                    addressReason: reason,
+                    addressReason: choice.reason,
                     serverChannel: channel,
                     registry: registry,
                     fetchLog: fetchLog,
@@ -154,7 +160,7 @@ public final class MediaServer: Sendable {
         }
         throw CastMediaServerError(
             .bindFailed,
-            "cannot listen on \(address) \(ports ?? "any port"): \(lastError.map { "\($0)" } ?? "no port to try")",
+            "cannot listen on \(choice.listen) \(ports ?? "any port"): \(lastError.map { "\($0)" } ?? "no port to try")",
             cause: lastError
         )
     }

@@ -421,6 +421,42 @@ import Testing
     }
 }
 
+extension MediaServerTests {
+    /// `--serve-address 0.0.0.0` listens on every interface, but a device cannot fetch from `0.0.0.0`: URLs get the
+    /// address routed towards the device (they once said `http://0.0.0.0:…`).
+    @Test(arguments: ["0.0.0.0", "::"])
+    func listeningEverywhereAdvertisesTheRoutedAddress(everywhere: String) async throws {
+        await server.stop()
+        let server = try await MediaServer.start(
+            reaching: "127.0.0.1",
+            options: MediaServerOptions(address: everywhere)
+        )
+        #expect(server.listeningAddress == everywhere)
+        #expect(server.address == "127.0.0.1")
+        #expect(server.baseURL == "http://127.0.0.1:\(server.port)")
+        #expect(server.addressReason.contains("all interfaces") && server.addressReason.contains("127.0.0.1"))
+        let media = server.share(bytes: Array("hello".utf8), name: "a.txt", contentType: "text/plain")
+        #expect(media.url.hasPrefix("http://127.0.0.1:\(server.port)/"))
+        let answer = try await RawHTTPClient.exchange(port: server.port, path: path(of: media, on: server))
+        #expect(answer.text == "hello")
+        await server.stop()
+
+        let unknown = try await MediaServer.start(reaching: nil, options: MediaServerOptions(address: everywhere))
+        #expect(unknown.address == (everywhere == "::" ? "::1" : "127.0.0.1"))
+        await unknown.stop()
+    }
+
+    @Test func anIPv4OnlyListenerCannotServeADeviceReachedOverIPv6() async throws {
+        await server.stop()
+        await #expect {
+            try await MediaServer.start(reaching: "::1", options: MediaServerOptions(address: "0.0.0.0"))
+        } throws: { error in
+            let error = error as? CastMediaServerError
+            return error?.code == .bindFailed && error?.message.contains("IPv6") == true
+        }
+    }
+}
+
 /// This process's resident memory, from /proc.
 private func residentBytes() -> Int {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
