@@ -330,7 +330,11 @@ public final class MediaServer: Sendable {
     public var timeSinceLastRequest: Duration { ContinuousClock.now - fetchLog.lastActivity }
 
     /// What the server saw of `deviceAddress` fetching `media`, the likely cause of a failure and what to do.
-    public func diagnose(_ media: SharedMedia, deviceAddress: String?) -> ReachabilityDiagnosis {
+    /// `detailedErrorCode` is the device's, when LOAD failed with one: a text track's error (600–699) is advice
+    /// about the subtitles, not the media.
+    public func diagnose(_ media: SharedMedia, deviceAddress: String?, detailedErrorCode: Int? = nil)
+        -> ReachabilityDiagnosis
+    {
         let records = fetchLog.records(for: media.id)
         let fromDevice = records.filter { FetchLog.matches(deviceAddress, $0.peer) }
         let connections = fetchLog.connectionCount
@@ -344,7 +348,7 @@ public final class MediaServer: Sendable {
         } else {
             cause = .noConnection
         }
-        return ReachabilityDiagnosis(
+        var diagnosis = ReachabilityDiagnosis(
             address: address,
             port: port,
             addressReason: addressReason,
@@ -353,8 +357,25 @@ public final class MediaServer: Sendable {
             deviceRequests: fromDevice.count,
             statuses: fromDevice.map(\.status),
             cause: cause,
-            advice: Self.advice(for: cause, address: address, port: port, deviceAddress: deviceAddress)
+            advice: [],
+            detailedErrorCode: detailedErrorCode
         )
+        diagnosis.advice = Self.advice(for: diagnosis)
+        return diagnosis
+    }
+
+    /// What to try: for a text track's error, about the subtitles first (and never the media's format, which
+    /// played its part); then, unless the media was fetched, about reaching this computer.
+    static func advice(for diagnosis: ReachabilityDiagnosis) -> [String] {
+        let (address, port, device) = (diagnosis.address, diagnosis.port, diagnosis.deviceAddress)
+        guard let code = diagnosis.detailedErrorCode, diagnosis.isTextTrackFailure else {
+            return advice(for: diagnosis.cause, address: address, port: port, deviceAddress: device)
+        }
+        let subtitles = [
+            "\(device ?? "the device") failed on a subtitle (text) track, detailedErrorCode \(code): it could not fetch or read the subtitles; a subtitle URL must answer the device with CORS (Access-Control-Allow-Origin) and WebVTT — cast without --subtitles, or with a local .srt/.vtt file, to play the media"
+        ]
+        if diagnosis.cause == .fetchedButRejected { return subtitles }
+        return subtitles + advice(for: diagnosis.cause, address: address, port: port, deviceAddress: device)
     }
 
     static func advice(for cause: ReachabilityDiagnosis.Cause, address: String, port: Int, deviceAddress: String?)

@@ -374,6 +374,33 @@ import Testing
         await server.stop()
     }
 
+    /// LOAD failed on a text track (600–699): the advice is about the subtitles, never the media's codecs (it was
+    /// once "its format or codecs may not suit the device; try --transcode always").
+    @Test func aTextTrackErrorIsDiagnosedAsTheSubtitles() async throws {
+        let media = try server.share(file: try folder.write("a.mp4", patternBytes(10)))
+        let unfetched = server.diagnose(media, deviceAddress: "127.0.0.1", detailedErrorCode: 600)
+        #expect(unfetched.isTextTrackFailure)
+        #expect(unfetched.advice.first?.contains("subtitle") == true)
+        #expect(unfetched.advice.contains { $0.contains("--serve-port") })
+
+        _ = try await get(path(of: media))
+        for code in [600, 650, 699] {
+            let diagnosis = server.diagnose(media, deviceAddress: "127.0.0.1", detailedErrorCode: code)
+            #expect(diagnosis.cause == .fetchedButRejected)
+            #expect(diagnosis.detailedErrorCode == code)
+            #expect(diagnosis.isTextTrackFailure)
+            #expect(diagnosis.advice.count == 1)
+            #expect(diagnosis.advice.allSatisfy { $0.contains("subtitle") && $0.contains("\(code)") })
+            #expect(!diagnosis.advice.contains { $0.contains("codec") || $0.contains("--transcode") })
+        }
+        for code in [nil, 104, 700] as [Int?] {
+            let diagnosis = server.diagnose(media, deviceAddress: "127.0.0.1", detailedErrorCode: code)
+            #expect(!diagnosis.isTextTrackFailure)
+            #expect(diagnosis.advice.contains { $0.contains("--transcode always") })
+        }
+        await server.stop()
+    }
+
     @Test func aWaitEndsWhenTheServerStops() async throws {
         let media = try server.share(file: try folder.write("a.mp4", patternBytes(10)))
         let server = self.server

@@ -11,7 +11,8 @@ public struct ReachabilityDiagnosis: Sendable, Hashable, Codable {
         case otherPeersOnly
         /// The device connected and asked, and the answer was an error (see ``ReachabilityDiagnosis/statuses``).
         case requestFailed
-        /// The device fetched the media; the failure is in the media itself (format, codec).
+        /// The device fetched the media; the failure is in the media itself (format, codec), or in a text track
+        /// when ``ReachabilityDiagnosis/isTextTrackFailure``.
         case fetchedButRejected
     }
 
@@ -33,6 +34,12 @@ public struct ReachabilityDiagnosis: Sendable, Hashable, Codable {
     public var cause: Cause
     /// What to try, most likely first, each naming the flag or command that fixes it.
     public var advice: [String]
+    /// The device's `detailedErrorCode`, when LOAD failed with one (104 MEDIA_SRC_NOT_SUPPORTED, 600 TEXT_UNKNOWN…).
+    public var detailedErrorCode: Int?
+
+    /// Whether the device's error is about a text track (600–699): its subtitles failed, not the media, so
+    /// neither the media's format nor transcoding is the matter.
+    public var isTextTrackFailure: Bool { detailedErrorCode.map { (600..<700).contains($0) } ?? false }
 
     /// Creates a diagnosis.
     public init(
@@ -44,7 +51,8 @@ public struct ReachabilityDiagnosis: Sendable, Hashable, Codable {
         deviceRequests: Int,
         statuses: [Int],
         cause: Cause,
-        advice: [String]
+        advice: [String],
+        detailedErrorCode: Int? = nil
     ) {
         self.address = address
         self.port = port
@@ -55,5 +63,6 @@ public struct ReachabilityDiagnosis: Sendable, Hashable, Codable {
         self.statuses = statuses
         self.cause = cause
         self.advice = advice
+        self.detailedErrorCode = detailedErrorCode
     }
 }
