@@ -818,3 +818,38 @@ private func expectValidMarkup(_ text: String, sourceLocation: SourceLocation) {
         #expect(SidecarSubtitle.baseName(of: ".hidden") == ".hidden")
     }
 }
+
+/// Sidecar files that cannot be used: the cast goes on without them, and says which and why, as it does for a
+/// broken cue.
+@Suite struct UnusableSidecarTests {
+    private static func castable(_ movie: String) async throws -> CastableFile {
+        try await withMediaServer(reaching: "127.0.0.1") { server in
+            try await server.castableFile(movie, device: DeviceMediaSupport(), contentType: "video/mp4")
+        }
+    }
+
+    @Test func aSidecarThatIsNotSubtitlesIsSkippedWithAWarning() async throws {
+        let folder = try TemporaryFolder()
+        let movie = try folder.write("y.mp4", patternBytes(100))
+        try folder.write("y.fr.srt", "1\n00:00:01,000 --> 00:00:02,000\nSalut\n")
+        let broken = try folder.write("y.en.srt", [0x89, 0x50, 0x4E, 0x47, 0x00, 0x00, 0x00, 0x0D])
+        let file = try await Self.castable(movie)
+        #expect(file.media.tracks?.map(\.language) == ["fr"])
+        #expect(file.warnings.count == 1)
+        #expect(file.warnings.first?.hasPrefix(broken + ": ") == true, "\(file.warnings)")
+        #expect(file.warnings.first?.contains("binary data") == true, "\(file.warnings)")
+    }
+
+    /// Mode 000 keeps an unprivileged user out (root reads it all the same, so the test needs one).
+    @Test(.enabled(if: getuid() != 0)) func anUnreadableSidecarIsSkippedWithAWarning() async throws {
+        let folder = try TemporaryFolder()
+        let movie = try folder.write("y.mp4", patternBytes(100))
+        let locked = try folder.write("y.en.srt", "1\n00:00:01,000 --> 00:00:02,000\nHello\n")
+        chmod(locked, 0)
+        let file = try await Self.castable(movie)
+        #expect(file.media.tracks == nil)
+        #expect(file.warnings.count == 1)
+        #expect(file.warnings.first?.hasPrefix(locked + ": cannot be read") == true, "\(file.warnings)")
+        #expect(file.warnings.first?.contains(String(cString: strerror(EACCES))) == true, "\(file.warnings)")
+    }
+}

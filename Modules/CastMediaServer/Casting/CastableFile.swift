@@ -94,16 +94,19 @@ extension MediaServer {
         var tracks = extraSubtitles
         var warnings: [String] = []
         for sidecar in SidecarSubtitle.find(forMediaAt: path) {
-            guard
-                let (track, problems) = try? subtitleTrack(
+            // Sidecar files are an extra: one that cannot be used is skipped, but said, like a broken cue is.
+            do {
+                let (track, problems) = try subtitleTrack(
                     file: sidecar.path,
                     id: tracks.count + 1,
                     language: sidecar.language,
                     name: sidecar.title
                 )
-            else { continue }
-            tracks.append(track)
-            warnings += problems
+                tracks.append(track)
+                warnings += problems
+            } catch {
+                warnings.append("\(error.message); these subtitles are skipped")
+            }
         }
         for subtitles in embedded {
             tracks.append(
@@ -131,9 +134,11 @@ extension MediaServer {
     ///
     /// - Throws: ``CastMediaServerError/Code/invalidSubtitles`` for a file that is not `.vtt`, `.srt`, `.ass` or
     ///   `.ssa`, or cannot be read or converted.
-    public func subtitleTrack(file: String, id: Int, language: String?, name: String?) throws -> (
-        MediaTrack, warnings: [String]
-    ) {
+    public func subtitleTrack(file: String, id: Int, language: String?, name: String?) throws(CastMediaServerError)
+        -> (
+            MediaTrack, warnings: [String]
+        )
+    {
         guard let format = SubtitleFormat(fileExtension: LocalFiles.fileExtension(of: file)) else {
             throw CastMediaServerError(.invalidSubtitles, "\(file): subtitles must be .vtt, .srt, .ass or .ssa")
         }
@@ -143,7 +148,12 @@ extension MediaServer {
                 "\(file): cannot be read (\(String(cString: strerror(errno))))"
             )
         }
-        let converted = try SubtitleConverter.webVTT(from: bytes, format: format)
+        let converted: ConvertedSubtitles
+        do {
+            converted = try SubtitleConverter.webVTT(from: bytes, format: format)
+        } catch {
+            throw CastMediaServerError(.invalidSubtitles, "\(file): \(error.message)", cause: error)
+        }
         let fileName = LocalFiles.lastComponent(of: file)
         let base = LocalFiles.baseName(of: fileName)
         let shared = share(bytes: Array(converted.webVTT.utf8), name: base + ".vtt", contentType: "text/vtt")
