@@ -238,12 +238,18 @@ struct LocalServing {
         guard let first = watched.first else {
             return CastMediaServerError(.unreachable, loadError.map { "\($0)" } ?? "the device fetched nothing")
         }
-        let diagnosis = server.diagnose(first, deviceAddress: address)
+        let diagnosis = server.diagnose(
+            first,
+            deviceAddress: address,
+            detailedErrorCode: loadError?.detailedErrorCode
+        )
         let what: String
         switch diagnosis.cause {
         case .noConnection: what = "\(device.friendlyName) never connected to this computer to fetch \(first.name)"
         case .otherPeersOnly: what = "\(device.friendlyName) did not fetch \(first.name); only other peers connected"
         case .requestFailed: what = "\(device.friendlyName) asked for \(first.name) and was refused"
+        case .fetchedButRejected where diagnosis.isTextTrackFailure:
+            what = "\(device.friendlyName) fetched \(first.name) but could not load its subtitles"
         case .fetchedButRejected: what = "\(device.friendlyName) fetched \(first.name) but could not play it"
         }
         let reason = loadError.map { " (LOAD failed: \($0))" } ?? ""
@@ -307,6 +313,8 @@ extension ReachabilityDiagnosis {
             "connections": .number(Double(connections)), "deviceRequests": .number(Double(deviceRequests)),
             "statuses": .array(statuses.map { .number(Double($0)) }), "cause": .string(cause.rawValue),
             "advice": .array(advice.map(JSONValue.string)),
+            "detailedErrorCode": detailedErrorCode.map { .number(Double($0)) } ?? .null,
+            "textTrackFailure": .bool(isTextTrackFailure),
         ]
     }
 }

@@ -545,6 +545,12 @@ def local_files():
                                    f"http://127.0.0.1:{web_port}/plain.vtt", "--host", f"127.0.0.1:{fetching}", "--json")
             check("subtitles from a server without CORS fail as a device's text track does (600)",
                   code == 1 and "600" in json.dumps(out), text)
+            code, out, text = cast("play", os.path.join(folder, "Clip 2.mp4"), "--subtitles",
+                                   f"http://127.0.0.1:{web_port}/plain.vtt", "--host", f"127.0.0.1:{fetching}", "--json")
+            diagnosis = ((out or {}).get("error") or {}).get("diagnosis") or {}
+            check("... with a served file, diagnosed as the subtitles, not the media's codecs (it advised --transcode)",
+                  code == 1 and diagnosis.get("textTrackFailure") is True and "subtitles" in text
+                  and "--transcode" not in text, text)
             code, out, text = cast("play", f"http://127.0.0.1:{web_port}/missing.mp4", "--host", f"127.0.0.1:{fetching}", "--json")
             check("a URL answering 404 fails LOAD with 104", code == 1 and "104" in json.dumps(out), text)
         finally:
