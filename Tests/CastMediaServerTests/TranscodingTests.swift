@@ -482,13 +482,20 @@ struct HLSTranscoderTests {
     }
 }
 
-/// What ffmpeg reports that the playlist does not have: a stand-in ffmpeg (a script) reports a segment far past
+/// Segments from a stand-in ffmpeg (a script). What ffmpeg reports that the playlist does not have: it reports a segment far past
 /// the end — first, so it is read before any segment is served — then writes the segments from the one asked
 /// for to the end, as ffmpeg's segment muxer can with a last sliver (a real ffmpeg does so only now and then; this crashed the transcoder once under load).
 @Suite(.enabled(if: ExternalTool.find("sh") != nil))
 struct HLSTranscoderReportTests {
-    @Test func aSegmentPastThePlaylistIsIgnored() async throws {
-        let folder = try TemporaryFolder()
+    /// A transcoder of an AC-3 Matroska file of `duration` seconds whose ffmpeg is a script: it prints the name
+    /// of segment `reported` first when given, then writes and prints each segment from the one asked for
+    /// (`-segment_start_number`) to `last`, each holding "segment N".
+    private func standInTranscoder(
+        in folder: TemporaryFolder,
+        reporting reported: Int? = nil,
+        through last: Int,
+        duration: Double
+    ) throws -> HLSTranscoder {
         let script = try folder.write(
             "ffmpeg",
             """
@@ -498,7 +505,7 @@ struct HLSTranscoderReportTests {
                 [ "$previous" = "-segment_start_number" ] && start=$argument
                 previous=$argument; template=$argument
             done
-            for index in 99999 $(seq "$start" 1); do
+            for index in \(reported.map(String.init) ?? "") $(seq "$start" \(last)); do
                 name=$(printf "$(basename "$template")" "$index")
                 printf 'segment %s' "$index" > "$(dirname "$template")/$name"
                 echo "$name"
@@ -512,11 +519,16 @@ struct HLSTranscoderReportTests {
         options.temporaryDirectory = folder.path
         let probe = MediaProbe(
             formatNames: ["matroska", "webm"],
-            duration: 12,
+            duration: duration,
             streams: [MediaProbe.Stream(index: 0, kind: .audio, codec: "ac3")]
         )
         let plan = try PlaybackPlan.make(for: probe, device: DeviceMediaSupport())
-        let transcoder = try HLSTranscoder(file: "/dev/null", probe: probe, plan: plan, options: options)
+        return try HLSTranscoder(file: "/dev/null", probe: probe, plan: plan, options: options)
+    }
+
+    @Test func aSegmentPastThePlaylistIsIgnored() async throws {
+        let folder = try TemporaryFolder()
+        let transcoder = try standInTranscoder(in: folder, reporting: 99999, through: 1, duration: 12)
         for index in 0..<2 {
             let request = MediaRequest(path: HLSTranscoder.segmentName(index), peer: nil, isHead: false)
             guard case .file(let path, _) = try await transcoder.respond(to: request) else {
@@ -534,34 +546,7 @@ struct HLSTranscoderReportTests {
     /// (it was once 200 with `Content-Length: 0`, an empty segment to a player).
     @Test func aHeadOnASegmentNotMadeYetWaitsForIt() async throws {
         let folder = try TemporaryFolder()
-        let script = try folder.write(
-            "ffmpeg",
-            """
-            #!/bin/sh
-            start=0; previous=""
-            for argument; do
-                [ "$previous" = "-segment_start_number" ] && start=$argument
-                previous=$argument; template=$argument
-            done
-            for index in $(seq "$start" 2); do
-                name=$(printf "$(basename "$template")" "$index")
-                printf 'segment number %s' "$index" > "$(dirname "$template")/$name"
-                echo "$name"
-            done
-
-            """
-        )
-        chmod(script, 0o755)
-        var options = TranscodeOptions()
-        options.ffmpeg = script
-        options.temporaryDirectory = folder.path
-        let probe = MediaProbe(
-            formatNames: ["matroska", "webm"],
-            duration: 18,
-            streams: [MediaProbe.Stream(index: 0, kind: .audio, codec: "ac3")]
-        )
-        let plan = try PlaybackPlan.make(for: probe, device: DeviceMediaSupport())
-        let transcoder = try HLSTranscoder(file: "/dev/null", probe: probe, plan: plan, options: options)
+        let transcoder = try standInTranscoder(in: folder, through: 2, duration: 18)
         let server = try await MediaServer.start(reaching: "127.0.0.1")
         let shared = server.share(
             responder: transcoder,
@@ -572,11 +557,11 @@ struct HLSTranscoderReportTests {
         let segment = base + HLSTranscoder.segmentName(1)
         let head = try await RawHTTPClient.exchange(port: server.port, method: "HEAD", path: segment)
         #expect(head.status == 200)
-        #expect(head.header("Content-Length") == "\("segment number 1".utf8.count)")
+        #expect(head.header("Content-Length") == "\("segment 1".utf8.count)")
         #expect(head.header("Content-Type") == "video/mp2t")
         #expect(head.bodyCount == 0)
         let get = try await RawHTTPClient.exchange(port: server.port, path: segment)
-        #expect(get.text == "segment number 1")
+        #expect(get.text == "segment 1")
         #expect(get.header("ETag") == head.header("ETag"))
         await transcoder.stop()
         await server.stop()

@@ -16,11 +16,42 @@ import Testing
         testOptions { $0.requestsWaitWhileSuspended = true }
     }
 
+    /// Drops or reply losses, `drops` connections' worth, on a device that may report only by broadcast.
+    private func faults(
+        dropsOn: String? = nil,
+        losesReplyTo: String? = nil,
+        drops: Int = 1,
+        onlyByBroadcast: Bool = false
+    ) -> FaultInjection {
+        var faults = FaultInjection()
+        faults.dropsOn = dropsOn
+        faults.losesReplyTo = losesReplyTo
+        faults.dropLimit = drops
+        faults.statusOnlyByBroadcast = onlyByBroadcast
+        return faults
+    }
+
     private func faults(_ configure: (inout FaultInjection) -> Void) -> FaultInjection {
         var faults = FaultInjection()
         faults.dropLimit = 1
         configure(&faults)
         return faults
+    }
+
+    /// A session started on one emulated device with riding options (backoff waits recorded, not slept): `body`
+    /// gets the device, the session and its media client; the session ends (stopping the app) after it.
+    private func withRidingSession(
+        _ configuration: DeviceConfiguration = DeviceConfiguration(friendlyName: "Emulated Chromecast", port: 0),
+        clock: ManualCastClock = ManualCastClock(),
+        _ body: (EmulatedDevice, CastSession, RemoteMediaClient) async throws -> Void
+    ) async throws {
+        try await withCastReceiverEmulator(devices: [configuration], clock: clock) { emulator in
+            let device = emulator.devices[0]
+            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
+            let session = try await context.sessionManager.startSession(with: device.castDevice)
+            try await body(device, session, try #require(session.remoteMediaClient))
+            await context.sessionManager.endSession(stopCasting: true)
+        }
     }
 
     @Test func aLoadWhoseReplyWasLostIsNotSentAgain() async throws {
@@ -54,107 +85,65 @@ import Testing
     }
 
     @Test func aQueueInsertWhoseReplyWasLostAddsItsItemOnce() async throws {
-        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
-            let device = emulator.devices[0]
-            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
-            let session = try await context.sessionManager.startSession(with: device.castDevice)
-            let client = session.remoteMediaClient!
+        try await withRidingSession { device, _, client in
             try await client.loadMedia(sampleMedia(title: "First")).response()
             #expect(client.mediaStatus?.items?.count == 1)
             device.setFaults(faults { $0.losesReplyTo = "QUEUE_INSERT" })
             let status = try await client.queueInsert([QueueItem(media: sampleMedia(title: "Second"))]).response()
             #expect(status?.items?.count == 2, "inserted once, not twice")
             #expect(device.mediaStatus?["items"]?.arrayValue?.count == 2)
-            await context.sessionManager.endSession(stopCasting: true)
         }
     }
 
     @Test func aRelativeSeekWhoseReplyWasLostMovesOnce() async throws {
-        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
-            let device = emulator.devices[0]
-            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
-            let session = try await context.sessionManager.startSession(with: device.castDevice)
-            let client = session.remoteMediaClient!
+        try await withRidingSession { device, _, client in
             try await client.loadMedia(sampleMedia()).response()
             try await client.pause().response()
             try await client.seek(.to(100)).response()
             device.setFaults(faults { $0.losesReplyTo = "SEEK" })
             let status = try await client.seek(.by(30)).response()
             #expect(status?.currentTime == 130, "one relative seek")
-            await context.sessionManager.endSession(stopCasting: true)
         }
     }
 
     @Test func aDeviceVolumeChangeRidesThroughADrop() async throws {
-        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
-            let device = emulator.devices[0]
-            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
-            let session = try await context.sessionManager.startSession(with: device.castDevice)
+        try await withRidingSession { device, session, _ in
             device.setFaults(faults { $0.dropsOn = "SET_VOLUME" })
             try await session.setDeviceVolume(0.3)
             #expect(device.volume.level == 0.3)
             device.setFaults(faults { $0.losesReplyTo = "SET_VOLUME" })
             try await session.setDeviceMuted(true)
             #expect(device.volume.muted)
-            await context.sessionManager.endSession(stopCasting: true)
         }
     }
 
     /// A command carried through as many drops as its timeout allows, decided afresh after each.
     @Test func aCommandRidesThroughSeveralDrops() async throws {
-        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
-            let device = emulator.devices[0]
-            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
-            let session = try await context.sessionManager.startSession(with: device.castDevice)
-            let client = session.remoteMediaClient!
+        try await withRidingSession { device, _, client in
             try await client.loadMedia(sampleMedia()).response()
-            device.setFaults(
-                faults {
-                    $0.dropsOn = "PAUSE"; $0.dropLimit = 3
-                }
-            )
+            device.setFaults(faults(dropsOn: "PAUSE", drops: 3))
             let status = try await client.pause().response()
             #expect(status?.playerState == .paused)
             #expect(device.mediaStatus?["playerState"] == "PAUSED")
-            await context.sessionManager.endSession(stopCasting: true)
         }
     }
 
     /// A device that reports statuses only by broadcast: the status read after the reconnection, and the command
     /// sent again, are answered by broadcasts too.
     @Test func aDeviceReportingOnlyByBroadcastIsRiddenThroughToo() async throws {
-        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
-            let device = emulator.devices[0]
-            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
-            let session = try await context.sessionManager.startSession(with: device.castDevice)
-            let client = session.remoteMediaClient!
+        try await withRidingSession { device, _, client in
             try await client.loadMedia(sampleMedia()).response()
-            device.setFaults(
-                faults {
-                    $0.dropsOn = "PAUSE"; $0.statusOnlyByBroadcast = true
-                }
-            )
-            let paused = try await client.pause().response()
-            #expect(paused?.playerState == .paused)
-            device.setFaults(
-                faults {
-                    $0.losesReplyTo = "PLAY"; $0.statusOnlyByBroadcast = true
-                }
-            )
-            let playing = try await client.play().response()
-            #expect(playing?.playerState == .playing)
-            await context.sessionManager.endSession(stopCasting: true)
+            device.setFaults(faults(dropsOn: "PAUSE", onlyByBroadcast: true))
+            #expect(try await client.pause().response()?.playerState == .paused)
+            device.setFaults(faults(losesReplyTo: "PLAY", onlyByBroadcast: true))
+            #expect(try await client.play().response()?.playerState == .playing)
         }
     }
 
     /// A relative seek past the end of an item moves the queue to the next one: lost its reply, it is not sent
     /// again into that item.
     @Test func aRelativeSeekIntoTheNextItemIsNotRepeated() async throws {
-        try await withCastReceiverEmulator(clock: ManualCastClock()) { emulator in
-            let device = emulator.devices[0]
-            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
-            let session = try await context.sessionManager.startSession(with: device.castDevice)
-            let client = session.remoteMediaClient!
+        try await withRidingSession { device, _, client in
             let items = ["A", "B"].map { QueueItem(media: sampleMedia(title: $0, duration: 40)) }
             try await client.queueLoad(items).response()
             try await client.seek(.to(20)).response()
@@ -163,7 +152,6 @@ import Testing
             let now = try #require(device.mediaStatus)
             #expect(now["media"]?["metadata"]?["title"] == "B")
             #expect(now["currentTime"]?.doubleValue == 0, "B from its start, not 30 s into it")
-            await context.sessionManager.endSession(stopCasting: true)
         }
     }
 
@@ -173,16 +161,12 @@ import Testing
         let clock = ManualCastClock()
         var configuration = DeviceConfiguration(friendlyName: "Slow", port: 0)
         configuration.loadDuration = 5
-        try await withCastReceiverEmulator(devices: [configuration], clock: clock) { emulator in
-            let device = emulator.devices[0]
-            let context = CastContext(options: ridingOptions(), sleep: RecordingSleeper().sleep)
-            let session = try await context.sessionManager.startSession(with: device.castDevice)
+        try await withRidingSession(configuration, clock: clock) { device, _, client in
             device.setFaults(faults { $0.losesReplyTo = "LOAD" })
-            let status = try await session.remoteMediaClient!.loadMedia(sampleMedia(title: "Slow")).response()
+            let status = try await client.loadMedia(sampleMedia(title: "Slow")).response()
             #expect(status?.shownPlayerState == .loading)
             clock.advance(by: .seconds(5))
             #expect(device.mediaStatus?["mediaSessionId"]?.intValue == 1, "one LOAD: the first media session")
-            await context.sessionManager.endSession(stopCasting: true)
         }
     }
 
