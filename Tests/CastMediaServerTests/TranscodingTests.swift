@@ -345,12 +345,7 @@ struct HLSTranscoderTests {
         options.temporaryDirectory = folder.path
         let transcoder = try HLSTranscoder(file: movie, probe: probe, plan: plan, options: options)
         let server = try await MediaServer.start(reaching: "127.0.0.1")
-        let shared = server.share(
-            responder: transcoder,
-            entry: HLSTranscoder.playlistName,
-            contentType: "application/x-mpegURL"
-        )
-        let base = String(shared.url.dropFirst(server.baseURL.count).dropLast(HLSTranscoder.playlistName.count))
+        let base = server.sharePath(of: transcoder)
 
         let playlist = try await RawHTTPClient.exchange(port: server.port, path: base + HLSTranscoder.playlistName)
         #expect(playlist.status == 200)
@@ -548,12 +543,7 @@ struct HLSTranscoderReportTests {
         let folder = try TemporaryFolder()
         let transcoder = try standInTranscoder(in: folder, through: 2, duration: 18)
         let server = try await MediaServer.start(reaching: "127.0.0.1")
-        let shared = server.share(
-            responder: transcoder,
-            entry: HLSTranscoder.playlistName,
-            contentType: "application/x-mpegURL"
-        )
-        let base = String(shared.url.dropFirst(server.baseURL.count).dropLast(HLSTranscoder.playlistName.count))
+        let base = server.sharePath(of: transcoder)
         let segment = base + HLSTranscoder.segmentName(1)
         let head = try await RawHTTPClient.exchange(port: server.port, method: "HEAD", path: segment)
         #expect(head.status == 200)
@@ -565,5 +555,17 @@ struct HLSTranscoderReportTests {
         #expect(get.header("ETag") == head.header("ETag"))
         await transcoder.stop()
         await server.stop()
+    }
+}
+
+extension MediaServer {
+    /// Shares `transcoder`'s HLS playlist and answers the path its files are served under (with a slash at the end).
+    fileprivate func sharePath(of transcoder: HLSTranscoder) -> String {
+        let shared = share(
+            responder: transcoder,
+            entry: HLSTranscoder.playlistName,
+            contentType: "application/x-mpegURL"
+        )
+        return String(shared.url.dropFirst(baseURL.count).dropLast(HLSTranscoder.playlistName.count))
     }
 }
