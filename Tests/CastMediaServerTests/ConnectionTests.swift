@@ -99,6 +99,35 @@ import Testing
     }
 }
 
+extension ConnectionTests {
+    /// Clients that ask for a file and never read it (a token holder filling the places): the newcomer gets the
+    /// place of one whose writes back up, rather than being refused while every place is busy answering.
+    @Test func aConnectionThatStoppedReadingMakesRoom() async throws {
+        var options = MediaServerOptions()
+        options.maximumConnections = 1
+        options.requestHeadTimeout = .seconds(3600)
+        let (server, group) = try await Self.serverOnOneLoop(options)
+        let file = try folder.write("big.mp4", patternBytes(1000))
+        #expect(truncate(file, off_t(256 << 20)) == 0)  // sparse: no disk used
+        let big = try server.share(file: file)
+        let small = server.share(bytes: Array("hello".utf8), name: "a.txt", contentType: "text/plain")
+        let hoarder = try await RawConnection.open(port: server.port, reading: false)
+        try await hoarder.send("GET \(Self.path(of: big, on: server)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(await server.waitForRequest(for: big, timeout: .seconds(3600)))
+        // Refused while the hoarder's writes still fit in the socket buffers; let in once they back up.
+        var answer: RawHTTPResponse?
+        let deadline = ContinuousClock.now + Self.bound
+        while answer == nil, ContinuousClock.now < deadline {
+            answer = try? await RawHTTPClient.exchange(port: server.port, path: Self.path(of: small, on: server))
+        }
+        #expect(answer?.text == "hello")
+        try await hoarder.startReading()
+        #expect(await hoarder.isClosedByServer(within: Self.bound))
+        await server.stop()
+        try await group.shutdownGracefully()
+    }
+}
+
 /// A file that shrinks while it is sent: the connection closes at once with a short body (sendfile once found
 /// nothing past the new end, and the server spun with the connection open and silent until the client gave up).
 @Suite struct ShrinkingFileTests {

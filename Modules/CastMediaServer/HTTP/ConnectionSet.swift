@@ -6,13 +6,16 @@ import NIOHTTP1
 ///
 /// A connection is busy from a request's head until its response is written, and idle otherwise. At the limit
 /// the connection idle longest is closed to admit the newcomer (as ``CastTransport``'s server does), so sockets
-/// that send nothing cannot lock the device out; only when every connection is busy answering is the newcomer
-/// refused.
+/// that send nothing cannot lock the device out; failing that, the busy connection whose reader has stopped
+/// reading longest (its writes back up), so clients that ask and never read cannot either. Only when every
+/// connection is busy and read is the newcomer refused.
 final class ConnectionSet: Sendable {
     private struct Entry {
         var channel: any Channel
         /// When the connection last had nothing to do; `nil` while it answers a request.
         var idleSince: NIODeadline?
+        /// Since when its peer has left what it was sent unread (the channel is not writable); `nil` while it reads.
+        var stalledSince: NIODeadline?
     }
 
     private let entries = NIOLockedValueBox<[ObjectIdentifier: Entry]>([:])
@@ -27,8 +30,11 @@ final class ConnectionSet: Sendable {
             var evicted: (any Channel)?
             if entries.count >= limit {
                 let idle = entries.compactMap { key, entry in entry.idleSince.map { (key, $0) } }
-                guard let idlest = idle.min(by: { $0.1 < $1.1 }) else { return (false, nil) }
-                evicted = entries.removeValue(forKey: idlest.0)?.channel
+                let stalled = entries.compactMap { key, entry in entry.stalledSince.map { (key, $0) } }
+                guard let oldest = idle.min(by: { $0.1 < $1.1 }) ?? stalled.min(by: { $0.1 < $1.1 }) else {
+                    return (false, nil)
+                }
+                evicted = entries.removeValue(forKey: oldest.0)?.channel
             }
             entries[ObjectIdentifier(channel)] = Entry(channel: channel, idleSince: .now())
             return (true, evicted)
@@ -50,6 +56,19 @@ final class ConnectionSet: Sendable {
     /// `channel` has written its last response and waits for the next request.
     func idle(_ channel: any Channel) {
         entries.withLockedValue { $0[ObjectIdentifier(channel)]?.idleSince = .now() }
+    }
+
+    /// Whether `channel`'s peer has stopped reading what it is sent (its writes back up) or reads again.
+    func stalled(_ channel: any Channel, _ isStalled: Bool) {
+        entries.withLockedValue { entries in
+            let key = ObjectIdentifier(channel)
+            guard entries[key] != nil else { return }
+            if !isStalled {
+                entries[key]?.stalledSince = nil
+            } else if entries[key]?.stalledSince == nil {
+                entries[key]?.stalledSince = .now()
+            }
+        }
     }
 
     var count: Int { entries.withLockedValue { $0.count } }
@@ -114,6 +133,11 @@ final class ConnectionActivityHandler: ChannelDuplexHandler, RemovableChannelHan
             connections.busy(context.channel)
         }
         context.fireChannelRead(data)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        connections.stalled(context.channel, !context.channel.isWritable)
+        context.fireChannelWritabilityChanged()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
