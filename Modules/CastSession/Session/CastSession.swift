@@ -551,6 +551,7 @@ public final class CastSession: Sendable {
             let before = deviceStatus
             let type = payload["type"]?.stringValue ?? "the command"
             var mayHaveArrived = false
+            var attempts = 1
             while true {
                 guard await waitForReconnection(deadline: deadline) else {
                     if connectionState == .disconnected {
@@ -580,8 +581,11 @@ public final class CastSession: Sendable {
                         answeredBy: isAnswer
                     )
                     break
-                } catch let error as CastSessionError where error.isConnectionLoss {
+                } catch let error as CastSessionError
+                    where error.isConnectionLoss && attempts < Self.rideThroughAttempts
+                {
                     if (error.cause as? CastTransportError)?.code == .connectionClosed { mayHaveArrived = true }
+                    attempts += 1
                     continue
                 }
             }
@@ -836,7 +840,7 @@ extension CastSession {
         var mayHaveArrived = wasSent
         // Round again after each drop, until the deadline: every drop leaves the same question, answered the
         // same way from the status read after it.
-        while true {
+        for attempt in 1...Self.rideThroughAttempts {
             guard await waitForReconnection(deadline: deadline) else {
                 if connectionState == .disconnected { throw endedWhileWaiting(for: type) }
                 throw CastMediaError(.timedOut, "the session did not reconnect in time to finish \(type)")
@@ -885,12 +889,17 @@ extension CastSession {
                             + "cannot be told from its status; it was not sent again"
                     )
                 }
-            } catch let error as CastTransportError where error.isConnectionLoss {
+            } catch let error as CastTransportError where error.isConnectionLoss && attempt < Self.rideThroughAttempts {
                 logger.debug("dropped again while finishing an interrupted request", metadata: ["cast.type": "\(type)"])
                 continue
             }
         }
+        preconditionFailure("the last attempt returns or throws")
     }
+
+    /// How many times a command rides through drops within its timeout at most: a connection that is up for the
+    /// session but fails every send must not make it spin until the deadline.
+    static let rideThroughAttempts = 10
 
     /// The error for a request that waited for a reconnection the session ended instead: nothing to control when
     /// the app is gone (the device restarted, another sender stopped it), else the session's end.
