@@ -46,7 +46,7 @@ public struct CastDevice: Sendable, Hashable, Identifiable {
         sources: DeviceSources? = nil
     ) {
         self.id = id
-        self.friendlyName = friendlyName
+        self.friendlyName = friendlyName.withoutControlCharacters
         self.modelName = modelName
         self.capabilities = capabilities
         self.iconPath = iconPath
@@ -184,7 +184,7 @@ public struct DeviceInfo: Sendable, Hashable {
             return nil
         }
         deviceID = string("deviceId", "id", "ssdp_udn").map(CastDeviceID.normalized)
-        friendlyName = string("friendlyName", "name")
+        friendlyName = string("friendlyName", "name")?.withoutControlCharacters
         modelName = string("deviceModel", "modelName", "model_name", "model")
         capabilities = number("capabilities", "deviceCapabilities").map(DeviceCapabilities.init(rawValue:))
         guard deviceID != nil || friendlyName != nil || modelName != nil || capabilities != nil else { return nil }

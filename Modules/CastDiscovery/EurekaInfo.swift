@@ -70,7 +70,7 @@ public struct EurekaInfo: Sendable, Hashable {
             guard let value = value?.stringValue, !value.isEmpty else { return nil }
             return value
         }
-        friendlyName = text(json["name"])
+        friendlyName = text(json["name"])?.withoutControlCharacters
         deviceID = (text(json["ssdp_udn"]) ?? text(info?["ssdp_udn"])).map(CastDeviceID.normalized)
         modelName = text(info?["model_name"])
         manufacturer = text(info?["manufacturer"])

@@ -586,6 +586,22 @@ def local_files():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def hostile_text():
+    """Titles and names from the network never reach the terminal with their control characters."""
+    evil_name = "Evil\x1b]0;x\x07TV"
+    host = f"127.0.0.1:{start_receiver('--name', evil_name)}"
+    env = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-hostile-", dir=STATE))
+    title = "Evil\x1b[2J\x1b]0;pwned\x07Title\nfake line"
+    cast("play", URL_A, "--title", title, "--host", host, "--detach", env=env)
+    for command in (("status",), ("devices", "--host", host), ("queue", "list")):
+        arguments = [*command] if "--host" in command else [*command, "--host", host]
+        code, _, text = cast(*arguments, env=env)
+        check(f"{' '.join(command[:1])}: no escape, bell or forged line from a title or name (they were printed raw)",
+              code == 0 and "\x1b]" not in text and "\x1b[2J" not in text and "\x07" not in text
+              and "\nfake line" not in text, repr(text))
+    cast("app", "stop", "--host", host, env=env)
+
+
 def local_file_edges():
     """Local sources that are not plain files, and the background servers' lives: each ends with a clear answer."""
     if shutil.which("ffmpeg") is None:
@@ -1166,6 +1182,7 @@ def main():
         terminal_uis(port)
         local_files()
         local_file_edges()
+        hostile_text()
         transcoding()
         page_urls()
         through_castd()

@@ -212,11 +212,14 @@ public struct MediaMetadata: JSONConvertible, Hashable {
         set { setText(Key.chapterTitle, newValue) }
     }
 
-    /// The best line to show as a title for any type: title, else series title, chapter or book title.
-    public var displayTitle: String? { title ?? seriesTitle ?? chapterTitle ?? bookTitle }
-    /// The best second line for any type: subtitle, studio, artist or series title.
+    /// The best line to show as a title for any type: title, else series title, chapter or book title (control
+    /// characters, such as a terminal's escapes, become spaces: any sender may set it).
+    public var displayTitle: String? {
+        (title ?? seriesTitle ?? chapterTitle ?? bookTitle)?.withoutControlCharacters
+    }
+    /// The best second line for any type: subtitle, studio, artist or series title (control characters as spaces).
     public var displaySubtitle: String? {
-        subtitle ?? studio ?? artist ?? (title != nil ? seriesTitle : nil) ?? albumName
+        (subtitle ?? studio ?? artist ?? (title != nil ? seriesTitle : nil) ?? albumName)?.withoutControlCharacters
     }
 
     /// Movie metadata.

@@ -72,7 +72,7 @@ public struct MediaTrack: JSONConvertible, Hashable, Identifiable {
         contentID = json.string("trackContentId")
         contentType = json.string("trackContentType")
         subtype = json.string("subtype").flatMap(TextSubtype.init(rawValue:))
-        name = json.string("name")
+        name = json.string("name")?.withoutControlCharacters
         language = json.string("language")
         roles = json.strings("roles")
         customData = json.value("customData")

@@ -113,11 +113,11 @@ public struct ApplicationMetadata: Sendable, Hashable {
     init?(json: JSONValue) {
         guard let id = json["appId"]?.stringValue, let sessionID = json["sessionId"]?.stringValue else { return nil }
         applicationID = id
-        name = json["displayName"]?.stringValue
+        name = json["displayName"]?.stringValue?.withoutControlCharacters
         self.sessionID = sessionID
         transportID = json["transportId"]?.stringValue ?? sessionID
         namespaces = json["namespaces"]?.arrayValue?.compactMap { $0["name"]?.stringValue ?? $0.stringValue } ?? []
-        statusText = json["statusText"]?.stringValue
+        statusText = json["statusText"]?.stringValue?.withoutControlCharacters
         isIdleScreen = json["isIdleScreen"]?.boolValue ?? (id == Self.backdropApplicationID)
     }
 }
