@@ -343,7 +343,14 @@ struct CLIRuntime: Sendable {
     }
 
     /// Prints the session's status.
-    func printStatus(_ session: CastSession) {
+    func printStatus(_ session: CastSession) async {
+        // The status's `items` is a window around the current item (a queue's first eleven, say): its ids say
+        // the real position and length.
+        if let client = session.remoteMediaClient, client.queue.itemIDs == nil,
+            (client.mediaStatus?.items?.count ?? 0) > 1
+        {
+            _ = try? await client.queue.reload()
+        }
         printStatus(StatusSnapshot(session: session), deviceID: session.device.id)
     }
 

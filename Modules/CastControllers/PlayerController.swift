@@ -60,6 +60,15 @@ public final class PlayerController: Sendable {
         if let client = session.remoteMediaClient {
             let updates = client.statusUpdates()
             feeders.append(Task { for await _ in updates { continuation.yield(.status) } })
+            if client.queue.itemIDs == nil, (client.mediaStatus?.items?.count ?? 0) > 1 {
+                // The status's `items` is only a window of the queue: its ids give the position and length.
+                feeders.append(
+                    Task {
+                        _ = try? await client.queue.reload()
+                        continuation.yield(.status)
+                    }
+                )
+            }
         }
         let states = session.connectionStateUpdates()
         feeders.append(Task { for await state in states { continuation.yield(.connection(state)) } })

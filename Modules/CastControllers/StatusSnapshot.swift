@@ -59,7 +59,9 @@ public struct StatusSnapshot: Sendable {
         deviceVolume = session.deviceStatus?.volumeLevel
         deviceMuted = session.deviceStatus?.isMuted
         groupMembers = session.multizoneStatus?.members
-        if let client = session.remoteMediaClient, let status = client.mediaStatus {
+        if let client = session.remoteMediaClient, var status = client.mediaStatus {
+            // The ad's clock moves on as the stream's does: a countdown to skipping, and when it may be skipped.
+            status.adBreakStatus = client.approximateAdBreakStatus
             media = status
             position = client.approximateStreamPosition
             if let ids = client.queue.itemIDs ?? status.items?.compactMap(\.itemID), let current = status.currentItemID

@@ -603,6 +603,33 @@ import Testing
         #expect(second.first == .some(nil))
     }
 
+    /// A device reports an ad's clock when something changes, not as the clip plays: the client moves it on, so
+    /// the countdown to skipping runs and SKIP_AD is sent once the clip is skippable, though the last status did
+    /// not offer it yet (the skip key was refused locally while the ad could be skipped).
+    @Test func anAdBecomesSkippableAsItsClipPlays() async throws {
+        let time = TestTime()
+        time.now = 100
+        let (client, channel) = makeClient(seeded: false, now: time.closure)
+        var commands = allCommands
+        commands.remove(.skipAd)
+        let ad: JSONValue = ["breakId": "b", "breakClipId": "c", "currentBreakClipTime": 1, "whenSkippable": 5]
+        client.receive(
+            statusMessage(statusEntry(commands: commands, media: testMedia().json, extra: ["breakStatus": ad]))
+        )
+        #expect(client.approximateAdBreakStatus?.secondsUntilSkippable == 4)
+        guard case .failed(let early)? = client.skipAd().outcome else {
+            Issue.record("SKIP_AD before the clip is skippable should fail at once")
+            return
+        }
+        #expect(early.code == .notSupported)
+        time.now = 103
+        #expect(client.approximateAdBreakStatus?.secondsUntilSkippable == 1)
+        time.now = 104.5
+        #expect(client.approximateAdBreakStatus?.isSkippable == true)
+        try await client.skipAd().response()
+        #expect(channel.sent.last?["type"] == "SKIP_AD")
+    }
+
     @Test func approximateStreamPositionExtrapolatesWithTheRate() {
         let time = TestTime()
         time.now = 100

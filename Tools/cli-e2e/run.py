@@ -586,6 +586,19 @@ def local_files():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def long_queue():
+    """A queue longer than the status's window of items: status and the controller count them all."""
+    host = f"127.0.0.1:{start_receiver()}"
+    env = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-queue-", dir=STATE))
+    urls = [f"https://media.example.com/track{index}.mp3" for index in range(30)]
+    code, out, text = cast("play", *urls, "--host", host, "--detach", "--json", env=env)
+    check("play of 30 URLs", code == 0, text)
+    code, out, text = cast("status", "--host", host, "--json", env=env)
+    check("status counts a 30-item queue (it said 11: the status's window)",
+          code == 0 and (media(out).get("queue") or {}).get("count") == 30, text)
+    cast("app", "stop", "--host", host, env=env)
+
+
 def hostile_text():
     """Titles and names from the network never reach the terminal with their control characters."""
     evil_name = "Evil\x1b]0;x\x07TV"
@@ -1183,6 +1196,7 @@ def main():
         local_files()
         local_file_edges()
         hostile_text()
+        long_queue()
         transcoding()
         page_urls()
         through_castd()

@@ -13,7 +13,7 @@ enum MediaControl {
             let client = try runtime.mediaClient(session)
             try await client.readStatusIfUnknown()
             try await action(session, client)
-            runtime.printStatus(session)
+            await runtime.printStatus(session)
         }
     }
 }
@@ -85,7 +85,7 @@ struct StopCommand: AsyncParsableCommand {
                     "stopped playback on \(session.device.friendlyName); \(app) keeps running ('cast app stop' ends it)"
                 )
             }
-            runtime.printStatus(session)
+            await runtime.printStatus(session)
         }
     }
 }
@@ -224,7 +224,7 @@ enum DeviceControl {
         do {
             try await action(.session(session))
             if let client = session.remoteMediaClient { _ = try? await client.requestStatus().response() }
-            runtime.printStatus(session)
+            await runtime.printStatus(session)
         } catch {
             await context.sessionManager.endSession(stopCasting: false)
             throw error

@@ -324,7 +324,7 @@ struct PlayCommand: AsyncParsableCommand {
             _ = try? await client.queueSetRepeatMode(repeatMode).response()
         }
         if (detach || runtime.global.json), serving == nil {
-            runtime.printStatus(session)
+            await runtime.printStatus(session)
             await context.sessionManager.endSession(stopCasting: false)
             return
         }
@@ -346,7 +346,7 @@ struct PlayCommand: AsyncParsableCommand {
             let termination = TerminationSignal()
             // Saved first, so that the status printed lists this server among what is served.
             BackgroundServing.save(record)
-            runtime.printStatus(session)
+            await runtime.printStatus(session)
             BackgroundServing.detach()
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await LocalServing.untilPlaybackEnds(session) }
@@ -369,7 +369,7 @@ struct PlayCommand: AsyncParsableCommand {
             serving?.reportProgress { FileHandleOutput.standardError("cast: " + $0) }
         }
         if runtime.global.json || detach {
-            runtime.printStatus(session)
+            await runtime.printStatus(session)
             await Self.serve(session, until: termination, runtime)
             await context.sessionManager.endSession(stopCasting: false)
             return

@@ -43,7 +43,7 @@ struct StatusCommand: AsyncParsableCommand {
     private func show(_ session: CastSession, _ runtime: CLIRuntime) async throws {
         try await session.fetchDeviceStatus()
         if session.device.isGroup { _ = try? await session.requestMultizoneStatus() }
-        runtime.printStatus(session)
+        await runtime.printStatus(session)
         guard watch else { return }
         // Until interrupted, or until the session ends (the app stopped, or the device stayed away).
         let states = session.connectionStateUpdates()
@@ -54,9 +54,9 @@ struct StatusCommand: AsyncParsableCommand {
                 for await state in states where state == .disconnected { return }
             }
             if let statuses {
-                group.addTask { for await _ in statuses { runtime.printStatus(session) } }
+                group.addTask { for await _ in statuses { await runtime.printStatus(session) } }
             }
-            group.addTask { for await _ in devices { runtime.printStatus(session) } }
+            group.addTask { for await _ in devices { await runtime.printStatus(session) } }
             await group.next()
             group.cancelAll()
         }
@@ -122,7 +122,7 @@ struct LaunchCommand: AsyncParsableCommand {
             let device = try await runtime.resolveDevice()
             let context = runtime.makeContext()
             let session = try await context.sessionManager.startSession(with: device)
-            runtime.printStatus(session)
+            await runtime.printStatus(session)
             await context.sessionManager.endSession(stopCasting: false)
         } catch {
             throw runtime.fail(error)

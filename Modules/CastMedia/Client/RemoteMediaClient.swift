@@ -145,6 +145,22 @@ public final class RemoteMediaClient: Sendable {
         }
     }
 
+    /// The ad break playing, its clip and break times extrapolated from the last status while playing (a device
+    /// reports them when something changes, not as the clip plays): so ``AdBreakStatus/isSkippable`` turns true
+    /// when the clip reaches `whenSkippable`, without a new status.
+    public var approximateAdBreakStatus: AdBreakStatus? {
+        let time = now()
+        return state.withLock { state in
+            guard let status = state.status, var ad = status.adBreakStatus else { return nil }
+            if status.playerState == .playing {
+                let elapsed = max(0, time - state.statusTime)
+                ad.currentBreakClipTime = ad.currentBreakClipTime.map { $0 + elapsed }
+                ad.currentBreakTime = ad.currentBreakTime.map { $0 + elapsed }
+            }
+            return ad
+        }
+    }
+
     /// The last known player state (``PlayerState/loading`` while a load runs).
     public var playerState: PlayerState {
         state.withLock { state in
@@ -597,7 +613,10 @@ public final class RemoteMediaClient: Sendable {
 
     /// Skips the ad clip that is playing (SKIP_AD); fails locally before the clip is skippable.
     @discardableResult
-    public func skipAd() -> MediaRequest { send("SKIP_AD", requires: .skipAd) }
+    public func skipAd() -> MediaRequest {
+        // Skippable by now even when the last status, from before, did not offer SKIP_AD yet.
+        send("SKIP_AD", requires: approximateAdBreakStatus?.isSkippable == true ? nil : .skipAd)
+    }
 
     /// Asks for a fresh status (GET_STATUS).
     @discardableResult
