@@ -54,9 +54,8 @@ public struct SidecarSubtitle: Sendable, Hashable {
         var found: [SidecarSubtitle] = []
         for name in names where name != mediaName {
             guard let sidecar = sidecar(named: name, mediaBaseName: baseName, pathPrefix: pathPrefix) else { continue }
-            var isDirectory = false
-            guard FileManager.default.fileExists(atPath: sidecar.path, isDirectory: &isDirectory), !isDirectory
-            else { continue }
+            // A regular file only: a named pipe would block the read for ever (a directory cannot be read).
+            guard FileKind.isRegularFile(sidecar.path) else { continue }
             found.append(sidecar)
         }
         return found.sorted(by: Self.precedes)
