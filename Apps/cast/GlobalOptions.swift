@@ -111,13 +111,17 @@ struct CLIRuntime: Sendable {
             "--device-auth": global.deviceAuth,
             "--trust-anchors": global.trustAnchors,
         ])
-        profile = try ProfileResolver.standard(
-            cliOverrides: overrides,
-            explicitProfilePath: global.profile,
-            environment: environment
-        ).resolve()
-
-        LoggingBootstrap.once(try profile.commandLineLogFilter(adding: global.logFilter))
+        // A profile, style or log setting that cannot be used is a usage error, said as the command's others are.
+        do {
+            profile = try ProfileResolver.standard(
+                cliOverrides: overrides,
+                explicitProfilePath: global.profile,
+                environment: environment
+            ).resolve()
+            LoggingBootstrap.once(try profile.commandLineLogFilter(adding: global.logFilter))
+        } catch {
+            throw Self.fail(error, json: global.json)
+        }
         logger = Logger(label: CastLogCategory.app)
 
         var options = profile.options
@@ -162,7 +166,10 @@ struct CLIRuntime: Sendable {
     // MARK: Failures
 
     /// Reports `error` on stderr (or as JSON) and turns it into the documented exit code.
-    func fail(_ error: any Error) -> ExitCode {
+    func fail(_ error: any Error) -> ExitCode { Self.fail(error, json: global.json) }
+
+    /// ``fail(_:)`` before a runtime exists (a profile that cannot be read, say).
+    static func fail(_ error: any Error, json: Bool) -> ExitCode {
         if let exit = error as? ExitCode { return exit }
         let (code, kind): (ExitCode, String) = {
             switch error {
@@ -184,7 +191,9 @@ struct CLIRuntime: Sendable {
                 case .notConnected, .connectionLost: return (CastExit.noDevice, "no-device")
                 case .noMediaSession: return (CastExit.nothingToControl, "nothing-to-control")
                 case .notSupported: return (CastExit.failed, "unsupported")
-                case .invalidRequest: return (CastExit.usage, "usage")
+                // Refused before sending (a message too large): the request is at fault; refused by the receiver
+                // (an unknown item, say): exit 1 like any refusal.
+                case .invalidRequest where error.cause is CastTransportError: return (CastExit.usage, "usage")
                 default: return (CastExit.failed, "receiver")
                 }
             case let error as CastTransportError where error.isDeviceAuthFailure:
@@ -215,14 +224,14 @@ struct CLIRuntime: Sendable {
                 return (CastExit.failed, "error")
             }
         }()
-        if global.json {
+        if json {
             var object: JSONValue = [
                 "kind": .string(kind), "message": .string("\(error)"), "exitCode": .number(Double(code.rawValue)),
             ]
             if let diagnosis = (error as? CastMediaServerError)?.diagnosis { object["diagnosis"] = diagnosis.json }
-            say(JSONValue.object(["error": object]).jsonString)
+            LocalFiles.write(JSONValue.object(["error": object]).jsonString + "\n", to: STDOUT_FILENO)
         } else {
-            warn("error: \(error)")
+            FileHandleOutput.standardError("cast: error: \(error)")
         }
         return code
     }

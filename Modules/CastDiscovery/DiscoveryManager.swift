@@ -178,7 +178,7 @@ public final class DiscoveryManager: Sendable {
             } catch {
                 state.withLockedValue { $0.run = nil }
                 input.finish()
-                logger.error("discovery cannot start: \(error.message)")
+                logger.debug("discovery cannot start: \(error.message)")  // thrown: the caller says it
                 throw error
             }
         }

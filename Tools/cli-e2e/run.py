@@ -586,6 +586,31 @@ def local_files():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def consistency():
+    """What scripts rely on: exit codes by cause, JSON errors, one shape for `device`, validated options."""
+    host = f"127.0.0.1:{start_receiver()}"
+    env = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-consistency-", dir=STATE))
+    bad = os.path.join(env["XDG_STATE_HOME"], "bad.xml")
+    with open(bad, "w") as handle:
+        handle.write("<bad")
+    code, out, text = cast("status", "--host", host, "--json", "--profile", bad, env=env)
+    check("a profile that cannot be read: exit 2 and a JSON error (it was exit 1, plain text)",
+          code == 2 and ((out or {}).get("error") or {}).get("kind") == "configuration", text)
+    cast("play", URL_A, URL_B, "--host", host, "--detach", env=env)
+    code, out, text = cast("queue", "jump", "999", "--host", host, "--json", env=env)
+    check("a jump the receiver refuses: exit 1, kind receiver (it was 2, usage)",
+          code == 1 and ((out or {}).get("error") or {}).get("kind") == "receiver", text)
+    code, _, text = cast("tracks", "style", "--edge-type", "bogus", "--host", host, env=env)
+    check("tracks style --edge-type bogus is a usage error (it was sent)", code == 2, text)
+    code, _, text = cast("tracks", "style", "--host", host, env=env)
+    check("tracks style without a setting is a usage error (it sent an empty style)", code == 2, text)
+    code, out, text = cast("leave", "--host", host, "--json", env=env)
+    check("leave --json: device is an object, as in every command (it was the name)",
+          code == 0 and ((out or {}).get("device") or {}).get("port") == int(host.rsplit(":", 1)[1]), text)
+    code, out, text = cast("app", "stop", "--host", host, "--json", env=env)
+    check("app stop --json: device is an object too", code == 0 and isinstance((out or {}).get("device"), dict), text)
+
+
 def long_queue():
     """A queue longer than the status's window of items: status and the controller count them all."""
     host = f"127.0.0.1:{start_receiver()}"
@@ -1197,6 +1222,7 @@ def main():
         local_file_edges()
         hostile_text()
         long_queue()
+        consistency()
         transcoding()
         page_urls()
         through_castd()

@@ -188,7 +188,9 @@ struct TracksCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Track ids.") var ids: [Int]
         func run() async throws {
-            let ids = self.ids
+            // Each id once, in the order given.
+            var seen = Set<Int>()
+            let ids = self.ids.filter { seen.insert($0).inserted }
             if try await ViaService.handle(global, .tracks(ids: ids, style: nil)) { return }
             try await MediaControl.run(global) { _, client in try await client.setActiveTrackIDs(ids).response() }
         }
@@ -228,14 +230,28 @@ struct TracksCommand: AsyncParsableCommand {
             if let fontScale, !(0.1...5).contains(fontScale) {
                 throw ValidationError("--font-scale must be within 0.1…5")
             }
+            if let edgeType, !Self.edgeTypes.contains(edgeType.uppercased()) {
+                throw ValidationError("--edge-type must be one of \(Self.edgeTypes.joined(separator: ", "))")
+            }
+            guard
+                [fontScale == nil, foreground == nil, background == nil, edgeType == nil, fontFamily == nil]
+                    .contains(false)
+            else {
+                throw ValidationError(
+                    "give at least one of --font-scale, --foreground, --background, --edge-type, --font-family"
+                )
+            }
         }
+
+        /// The edge types of the media namespace's TextTrackStyle (cast-protocol.md §7.1).
+        static let edgeTypes = ["NONE", "OUTLINE", "DROP_SHADOW", "RAISED", "DEPRESSED"]
 
         func run() async throws {
             var style = TextTrackStyle()
             style.fontScale = fontScale
             style.foregroundColor = foreground.map { $0.count == 7 ? $0 + "FF" : $0 }
             style.backgroundColor = background.map { $0.count == 7 ? $0 + "FF" : $0 }
-            style.edgeType = edgeType
+            style.edgeType = edgeType?.uppercased()
             style.fontFamily = fontFamily
             let chosen = style
             // The flags set only what the API's TextStyle has, so the style's own JSON is the API's.

@@ -151,13 +151,11 @@ struct AppCommand: AsyncParsableCommand {
                 let context = runtime.makeContext()
                 let session = try await runtime.controlledSession(context)
                 let (device, app) = (session.device, session.application)
+                let deviceJSON = StatusSnapshot(session: session).json["device"] ?? .null
                 // Stopped for sure (or an error): endSession would end ours even when the STOP never arrived.
                 try await session.stopApplication()
                 runtime.emit(
-                    json: [
-                        "stopped": "app", "device": .string(device.friendlyName),
-                        "app": DeviceText.json(app),
-                    ],
+                    json: ["stopped": "app", "device": deviceJSON, "app": DeviceText.json(app)],
                     text: "stopped the app \(app.displayName) on \(device.friendlyName); casting ended"
                 )
             } catch {
@@ -182,7 +180,7 @@ struct LeaveCommand: AsyncParsableCommand {
             runtime.emit(
                 json: [
                     "left": true, "sessionId": .string(session.sessionID),
-                    "device": .string(session.device.friendlyName),
+                    "device": StatusSnapshot(session: session).json["device"] ?? .null,
                     "app": DeviceText.json(app),
                 ],
                 text:
