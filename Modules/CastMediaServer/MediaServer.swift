@@ -40,7 +40,7 @@ public struct MediaServerOptions: Sendable {
 ///
 /// Each shared item gets an unguessable URL; nothing else is answered. Files are served with single byte ranges,
 /// validators and CORS (players need CORS for subtitles and HLS), through sendfile. The server records every
-/// connection and request, so when a device does not play, ``diagnose(_:deviceAddress:)`` can say why.
+/// connection and request, so when a device does not play, ``diagnose(_:deviceAddress:detailedErrorCode:)`` can say why.
 ///
 /// ```swift
 /// let server = try await MediaServer.start(reaching: device.host)

@@ -20,7 +20,7 @@ public struct CastableFile: Sendable {
     public var media: MediaInformation
     /// The track to enable on load (the first subtitles), or `nil` when there are none.
     public var activeTrackIDs: [Int]?
-    /// The main item served, for ``MediaServer/diagnose(_:deviceAddress:)`` when the device does not fetch it.
+    /// The main item served, for ``MediaServer/diagnose(_:deviceAddress:detailedErrorCode:)`` when the device does not fetch it.
     public var served: SharedMedia
     /// The transcoder working on it, when the device cannot play the file as it is.
     public var transcoder: HLSTranscoder?
