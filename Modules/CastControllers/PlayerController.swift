@@ -229,7 +229,10 @@ public final class PlayerController: Sendable {
         }
         var output = ""
         if previousCount > 1 { output += "\u{1B}[\(previousCount - 1)A" }
-        output += "\r" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n")
+        // Each line within one row (the last cell left free): a wrapped line would shift every redraw.
+        let columns = max(1, terminal.size.columns - 1)
+        output +=
+            "\r" + lines.map { TerminalText.clipped($0, toColumns: columns) + "\u{1B}[K" }.joined(separator: "\r\n")
         terminal.write(output)
     }
 

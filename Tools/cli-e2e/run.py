@@ -586,6 +586,27 @@ def local_files():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def narrow_terminal():
+    """The mini controller in a terminal narrower than its lines: each redraw stays in place."""
+    if shutil.which("tmux") is None:
+        return
+    host = f"127.0.0.1:{start_receiver()}"
+    name = "cast-e2e-narrow"
+    tmux("kill-session", "-t", name)
+    state = tempfile.mkdtemp(prefix="cast-e2e-narrow-", dir=STATE)
+    shell = f"XDG_STATE_HOME={state} {CAST} play {URL_A} --title 'Narrow Title' --host {host}; sleep 60"
+    tmux("new-session", "-d", "-s", name, "-x", "40", "-y", "20", shell)
+    check("narrow: the mini controller shows the title", wait_until(lambda: "Narrow Title" in screen(name)), screen(name))
+    first = screen(name)
+    # A few redraws (every half second, and as the position moves): the title stays one line.
+    check("narrow: the position moves", wait_until(lambda: screen(name) != first, 10), screen(name))
+    time.sleep(2)
+    check("narrow: redraws leave no copies of the title behind (they piled up)",
+          screen(name).count("Narrow Title") == 1, screen(name))
+    tmux("send-keys", "-t", name, "q")
+    tmux("kill-session", "-t", name)
+
+
 def consistency():
     """What scripts rely on: exit codes by cause, JSON errors, one shape for `device`, validated options."""
     host = f"127.0.0.1:{start_receiver()}"
@@ -1223,6 +1244,7 @@ def main():
         hostile_text()
         long_queue()
         consistency()
+        narrow_terminal()
         transcoding()
         page_urls()
         through_castd()
