@@ -622,6 +622,7 @@ import Testing
             return
         }
         #expect(early.code == .notSupported)
+        #expect(early.message == "the ad can be skipped in 4 s")
         time.now = 103
         #expect(client.approximateAdBreakStatus?.secondsUntilSkippable == 1)
         time.now = 104.5

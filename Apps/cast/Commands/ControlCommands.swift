@@ -47,7 +47,7 @@ struct ResumeCommand: AsyncParsableCommand {
 struct ToggleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "toggle",
-        abstract: "Pause when playing, play otherwise (live streams: stop/play).",
+        abstract: "Pause when playing, play otherwise (a live stream cannot pause: it stops; 'cast play' restarts it).",
         discussion: "Example: cast toggle"
     )
     @OptionGroup var global: GlobalOptions

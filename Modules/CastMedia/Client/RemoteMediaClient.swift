@@ -614,8 +614,19 @@ public final class RemoteMediaClient: Sendable {
     /// Skips the ad clip that is playing (SKIP_AD); fails locally before the clip is skippable.
     @discardableResult
     public func skipAd() -> MediaRequest {
+        let ad = approximateAdBreakStatus
+        if mediaStatus != nil, !(mediaStatus?.supportedMediaCommands.contains(.skipAd) ?? false),
+            ad?.isSkippable != true
+        {
+            let reason =
+                ad == nil
+                ? "no ad is playing"
+                : ad?.secondsUntilSkippable.map { "the ad can be skipped in \(Int($0.rounded(.up))) s" }
+                    ?? "this ad cannot be skipped"
+            return failed("SKIP_AD", CastMediaError(.notSupported, reason))
+        }
         // Skippable by now even when the last status, from before, did not offer SKIP_AD yet.
-        send("SKIP_AD", requires: approximateAdBreakStatus?.isSkippable == true ? nil : .skipAd)
+        return send("SKIP_AD", requires: ad?.isSkippable == true ? nil : .skipAd)
     }
 
     /// Asks for a fresh status (GET_STATUS).
