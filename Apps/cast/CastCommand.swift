@@ -57,17 +57,26 @@ struct CastCommand: AsyncParsableCommand {
             }
         } catch let error as CLIError {
             // Raised before a command could report it itself (an option that does not fit the command).
-            FileHandleOutput.standardError("cast: error: \(error)")
-            Glibc.exit(error.exit.rawValue)
+            Glibc.exit(CLIRuntime.fail(error, json: wantsJSON).rawValue)
         } catch {
             let code = exitCode(for: error)
             if code.rawValue == 64 {
-                let message = fullMessage(for: error)
-                FileHandleOutput.standardError(message)
+                // As JSON too under --json: a script gets every failure the same way.
+                if wantsJSON {
+                    _ = CLIRuntime.fail(CLIError(.usage, message(for: error)), json: true)
+                } else {
+                    FileHandleOutput.standardError(fullMessage(for: error))
+                }
                 Glibc.exit(CastExit.usage.rawValue)
             }
             exit(withError: error)
         }
+    }
+
+    /// Whether `--json` was given (before the arguments could be parsed).
+    private static var wantsJSON: Bool {
+        let arguments = CommandLine.arguments.dropFirst()
+        return arguments.prefix { $0 != "--" }.contains("--json")
     }
 }
 

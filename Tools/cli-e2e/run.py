@@ -621,6 +621,9 @@ def consistency():
     code, out, text = cast("queue", "jump", "999", "--host", host, "--json", env=env)
     check("a jump the receiver refuses: exit 1, kind receiver (it was 2, usage)",
           code == 1 and ((out or {}).get("error") or {}).get("kind") == "receiver", text)
+    code, out, text = cast("seek", "abc", "--json", env=env)
+    check("an argument the parser refuses, under --json: the error as JSON (it was plain text)",
+          code == 2 and ((out or {}).get("error") or {}).get("kind") == "usage", text)
     code, _, text = cast("tracks", "style", "--edge-type", "bogus", "--host", host, env=env)
     check("tracks style --edge-type bogus is a usage error (it was sent)", code == 2, text)
     code, _, text = cast("tracks", "style", "--host", host, env=env)

@@ -473,7 +473,7 @@ enum DeviceWatcher {
 
 enum FileText {
     static func read(_ path: String) throws -> String {
-        guard let bytes = LocalFiles.read(path) else { throw ValidationError("cannot read \(path)") }
+        guard let bytes = LocalFiles.read(path) else { throw CLIError(.usage, "cannot read \(path)") }
         return String(decoding: bytes, as: UTF8.self)
     }
 }
