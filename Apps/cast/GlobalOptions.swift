@@ -315,6 +315,12 @@ struct CLIRuntime: Sendable {
             }) {
                 return match
             }
+            // A configured device that did not answer: connecting to it says why.
+            if let configured = options.staticDevices.first(where: {
+                $0.id.lowercased() == wanted || $0.friendlyName.lowercased() == wanted
+            }) {
+                return configured
+            }
             throw CLIError(.noDevice, "no device named '\(global.device!)'" + listing(devices))
         }
         switch devices.count {

@@ -633,6 +633,15 @@ def consistency():
           code == 0 and ((out or {}).get("device") or {}).get("port") == int(host.rsplit(":", 1)[1]), text)
     code, out, text = cast("app", "stop", "--host", host, "--json", env=env)
     check("app stop --json: device is an object too", code == 0 and isinstance((out or {}).get("device"), dict), text)
+    configured = dict(env, CAST_DEVICES=f"{host}=Good TV,127.0.0.1:1=Dead TV")
+    code, out, text = cast("devices", "--json", env=configured)
+    listed = {device.get("name"): device for device in (out or {}).get("devices") or []}
+    check("a configured device that is down is listed, unreachable, with why (it was left out)",
+          code == 0 and listed.get("Dead TV", {}).get("reachable") is False and listed.get("Dead TV", {}).get("error")
+          and listed.get("Good TV", {}).get("reachable") is True, text)
+    code, _, text = cast("status", "--device", "Dead TV", env=configured)
+    check("... and naming it fails to connect (exit 3), not 'no device named'",
+          code == 3 and "cannot connect" in text, text)
 
 
 def long_queue():

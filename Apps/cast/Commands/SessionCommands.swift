@@ -325,7 +325,13 @@ struct DevicesCommand: AsyncParsableCommand {
         let ranges = try DeviceScanOptions.ranges(scan)
         if diagnose { return try await DeviceDiagnosis.run(runtime, scanning: ranges) }
         let (found, problem) = await runtime.discoverDevices(scanning: ranges)
-        let devices = await DeviceScanOptions.named(found, runtime)
+        var devices = await DeviceScanOptions.named(found, runtime)
+        // Configured devices that did not answer are listed too, unreachable and why, as --host ones are.
+        if runtime.global.host.isEmpty {
+            devices += runtime.options.staticDevices.filter { configured in
+                !devices.contains { $0.host == configured.host && $0.port == configured.port }
+            }
+        }
         if devices.isEmpty {
             if runtime.global.json {
                 runtime.say(
