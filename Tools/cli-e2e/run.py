@@ -639,6 +639,19 @@ def consistency():
     check("a configured device that is down is listed, unreachable, with why (it was left out)",
           code == 0 and listed.get("Dead TV", {}).get("reachable") is False and listed.get("Dead TV", {}).get("error")
           and listed.get("Good TV", {}).get("reachable") is True, text)
+    watcher = subprocess.Popen([CAST, "devices", "--watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=configured)
+    try:
+        events = []
+        for line in watcher.stdout:
+            if line.startswith('{"device"'):
+                events.append(json.loads(line))
+                break
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=30)
+    check("devices --watch without avahi-daemon watches the configured devices (it exited 1), events as JSON",
+          events and events[0].get("event") == "added" and events[0]["device"].get("name") == "Good TV", events)
     code, _, text = cast("status", "--device", "Dead TV", env=configured)
     check("... and naming it fails to connect (exit 3), not 'no device named'",
           code == 3 and "cannot connect" in text, text)

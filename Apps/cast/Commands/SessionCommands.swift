@@ -464,15 +464,48 @@ enum DeviceText {
     }
 }
 
+/// `cast devices --watch`: devices as they come, change and go, one line (or JSON object) each.
 enum DeviceWatcher {
     static func watch(_ runtime: CLIRuntime) async throws {
         var configuration = DiscoveryManager.Configuration()
-        configuration.staticDevices = runtime.options.staticDevices
-        let manager = DiscoveryManager(configuration: configuration, logger: runtime.logger)
-        let events = manager.events()
-        try manager.start()
+        let named = !runtime.global.host.isEmpty
+        configuration.staticDevices = named ? runtime.global.staticDevices : runtime.options.staticDevices
+        configuration.browsesMulticastDNS = !named
+        var manager = DiscoveryManager(configuration: configuration, logger: runtime.logger)
+        var events = manager.events()
+        do {
+            try manager.start()
+        } catch {
+            // No avahi-daemon: the configured devices are still watched; without any, there is nothing to watch.
+            guard !configuration.staticDevices.isEmpty else {
+                throw runtime.fail(CLIError(.noDevice, NoDevicesScreen.text(problem: "\(error)")))
+            }
+            runtime.warn("mDNS is not available (\(error)); watching the configured devices only")
+            configuration.browsesMulticastDNS = false
+            manager = DiscoveryManager(configuration: configuration, logger: runtime.logger)
+            events = manager.events()
+            try manager.start()
+        }
         for await event in events {
-            runtime.emit(json: ["event": .string("\(event)")], text: "\(event)")
+            let (name, device): (String, CastDevice?) =
+                switch event {
+                case .added(let device): ("added", device)
+                case .updated(let device): ("updated", device)
+                case .removed(let device): ("removed", device)
+                case .failed: ("failed", nil)
+                }
+            var json: JSONValue = ["event": .string(name)]
+            if let device {
+                json["device"] = [
+                    "id": .string(device.id), "name": .string(device.friendlyName), "host": .string(device.host),
+                    "port": .number(Double(device.port)),
+                ]
+            }
+            if case .failed(let error) = event { json["error"] = .string(error.message) }
+            let text =
+                device.map { "\(name): \($0.friendlyName)  \($0.host):\($0.port)" }
+                ?? "mDNS failed: \(json["error"]?.stringValue ?? "")"
+            runtime.emit(json: json, text: text)
         }
     }
 }
