@@ -238,9 +238,15 @@ struct ResolverTests {
         let cleared = try ProfileResolver(cliOverrides: ["staticDevices": "none"], userProfilePath: path).resolve()
         #expect(cleared.options.staticDevices.isEmpty)
         #expect(cleared.value(forKey: "staticDevices")?.source.kind == .commandLine)
-        expectConfigError(.invalidValue) { () throws(CastConfigError) in
-            _ = try ProfileResolver(environment: ["CAST_DEVICES": "host:99999"]).resolve()
+        // A port out of range, colons that make no IPv6 address, and a name without a host are refused (the last
+        // two were taken as hosts `garbage:::` and `Name`).
+        for bad in ["host:99999", "garbage:::", "=Name"] {
+            expectConfigError(.invalidValue) { () throws(CastConfigError) in
+                _ = try ProfileResolver(environment: ["CAST_DEVICES": bad]).resolve()
+            }
         }
+        let bare = try ProfileResolver(environment: ["CAST_DEVICES": "fe80::2"]).resolve()
+        #expect(bare.options.staticDevices.map(\.host) == ["fe80::2"], "a bare IPv6 address is all host")
     }
 
     @Test("CAST_LOG_FILTER rules follow the profile's, so they win ties; its message patterns replace the profile's")

@@ -261,7 +261,7 @@ public struct ProfileResolver: Sendable {
         var devices: [RawDevice] = []
         for item in text.split(separator: ",").map({ $0.trimmingASCIIWhitespace() }) where !item.isEmpty {
             if item == "none" { continue }
-            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             var address = parts[0].trimmingASCIIWhitespace()
             var port = 8009
             var host = address
@@ -285,6 +285,11 @@ public struct ProfileResolver: Sendable {
             }
             guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "/" }) else {
                 throw deviceError(item, source)
+            }
+            // Colons left in the host: only an IPv6 address has them.
+            if host.contains(":") {
+                var address = in6_addr()
+                guard inet_pton(AF_INET6, host, &address) == 1 else { throw deviceError(item, source) }
             }
             let name = parts.count > 1 ? parts[1].trimmingASCIIWhitespace() : nil
             devices.append(RawDevice(host: host, port: port, name: name?.isEmpty == true ? nil : name, source: source))
