@@ -182,6 +182,36 @@ import Testing
         }
     }
 
+    /// DNS rebinding: a page whose name an attacker made resolve to 127.0.0.1 sends castd "same-origin" requests
+    /// naming its own host. Without tokens castd answers only requests for a loopback host (it loaded media for
+    /// the attacker's page).
+    @Test func requestsForAnotherHostAreRefusedWithoutTokens() async throws {
+        try await withHub { hub, emulator in
+            let id = hub.devices[0].device.id
+            try await withServer(hub) { port in
+                let rebound = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"http://attacker.test/evil.mp4"}"#,
+                    headers: [("Origin", "http://attacker.test:\(port)")],
+                    host: "attacker.test:\(port)"
+                )
+                #expect(rebound.status == 403)
+                #expect(rebound.json?["code"]?.stringValue == "forbiddenOrigin")
+                #expect(emulator.devices[0].launches.isEmpty)
+                let listed = try await TestHTTP.send(port: port, "GET", "/v1/devices", host: "attacker.test")
+                #expect(listed.status == 403)
+                for host in ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)", "LOCALHOST"] {
+                    #expect(
+                        try await TestHTTP.send(port: port, "GET", "/v1/devices", host: host).status == 200,
+                        "\(host)"
+                    )
+                }
+            }
+        }
+    }
+
     @Test func otherSitesPagesAreRefusedAndAllowedOriginsGetCORS() async throws {
         var options = CastServiceServer.Options()
         options.allowedOrigins = ["https://home.example"]

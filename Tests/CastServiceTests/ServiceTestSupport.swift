@@ -110,9 +110,10 @@ enum TestHTTP {
         _ path: String,
         json: String? = nil,
         chunkedJSON: String? = nil,
-        headers: [(String, String)] = []
+        headers: [(String, String)] = [],
+        host: String? = nil
     ) async throws -> HTTPReply {
-        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if let json {
             request += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"

@@ -37,6 +37,18 @@ struct AccessMiddleware: RouterMiddleware {
             response.headers[.retryAfter] = String(seconds)
             return response
         }
+        if tokens.isEmpty, let authority = request.head.authority, !Self.namesLoopback(authority) {
+            // Without tokens castd listens on loopback only, so a browser naming another host reached it through
+            // DNS rebinding (a page whose name now resolves to 127.0.0.1): its same-origin requests must not pass.
+            return refuse(
+                CastServiceError(
+                    .forbiddenOrigin,
+                    "requests for host \(authority) are refused: without tokens castd answers only for 127.0.0.1, "
+                        + "localhost or [::1]",
+                    httpStatus: 403
+                )
+            )
+        }
         if !tokens.isEmpty {
             guard let token = Self.bearerToken(request.headers[.authorization]),
                 tokens.contains(where: { $0.matches(token) })
@@ -66,6 +78,20 @@ struct AccessMiddleware: RouterMiddleware {
             }
         }
         return try await next(request, context)
+    }
+
+    /// Whether a `Host` (`name[:port]`, `[v6]:port`) names this machine's loopback: `localhost` (and names under
+    /// it), 127.0.0.0/8 or `::1`.
+    static func namesLoopback(_ authority: String) -> Bool {
+        var host = authority.lowercased()
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+            host = String(host[host.index(after: host.startIndex)..<close])
+        } else if let colon = host.lastIndex(of: ":"), host.filter({ $0 == ":" }).count == 1 {
+            host = String(host[..<colon])
+        }
+        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
     /// The token of an `Authorization: Bearer TOKEN` header (the scheme is case-insensitive, RFC 6750).
