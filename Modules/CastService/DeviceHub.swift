@@ -144,7 +144,11 @@ public final class DeviceHub: Sendable {
         self.discovery = discovery
         self.eventLoop = eventLoopGroup.next()
         self.logger = logger
-        self.log = EventLog(window: options.eventWindow, subscriberBuffer: options.subscriberBuffer)
+        self.log = EventLog(
+            window: options.eventWindow,
+            subscriberBuffer: options.subscriberBuffer,
+            firstID: Self.firstEventID()
+        )
         self.mediaFolders = MediaFolders(options.mediaFolders)
         (work, background) = AsyncStream.makeStream(of: BackgroundWork.self)
     }
@@ -202,6 +206,13 @@ public final class DeviceHub: Sendable {
                 group.cancelAll()
             }
         }
+    }
+
+    /// Microseconds since 1970, below 2^53 (JavaScript's exact integers) until the year 2255.
+    static func firstEventID() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return now.tv_sec * 1_000_000 + now.tv_nsec / 1000
     }
 
     /// Stops following devices and discovery. Sessions are left running on the devices (media keeps playing).

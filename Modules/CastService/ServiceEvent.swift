@@ -143,9 +143,13 @@ final class EventLog: Sendable {
     private let subscriberBuffer: Int
     private let state = NIOLockedValueBox(State())
 
-    init(window: Int, subscriberBuffer: Int) {
+    /// - Parameter firstID: The first event's id. castd starts from the time in microseconds, so that ids go on
+    ///   growing across restarts: a client that reconnects to a new process with the last id it saw then gets
+    ///   all the new process has, instead of nothing until the new ids pass its old one.
+    init(window: Int, subscriberBuffer: Int, firstID: Int = 1) {
         self.window = max(1, window)
         self.subscriberBuffer = max(1, subscriberBuffer)
+        state.withLockedValue { $0.nextID = firstID }
     }
 
     /// How many subscribers follow the log now.

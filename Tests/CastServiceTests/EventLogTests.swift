@@ -19,6 +19,20 @@ struct EventLogTests {
         #expect(ids == [4, 5, 6])
     }
 
+    /// castd numbers from the time in microseconds, so a restarted castd's ids are above the ones before: a
+    /// client reconnecting with its last id gets what the new process has (ids restarted at 1, and it got nothing).
+    @Test func idsGoOnGrowingAcrossRestarts() async {
+        let before = EventLog(window: 3, subscriberBuffer: 10, firstID: DeviceHub.firstEventID())
+        before.append(.deviceAdded(device("a")))
+        let lastSeen = before.nextID - 1
+        let after = EventLog(window: 3, subscriberBuffer: 10, firstID: DeviceHub.firstEventID())
+        #expect(after.nextID > lastSeen)
+        #expect(after.nextID < 1 << 53, "an exact integer in JavaScript")
+        after.append(.deviceAdded(device("b")))
+        var replay = after.subscribe(after: lastSeen).makeAsyncIterator()
+        #expect(await replay.next()?.device.friendlyName == "b")
+    }
+
     @Test func aClientBehindTheWindowGetsWhatIsLeft() async {
         let log = EventLog(window: 2, subscriberBuffer: 10)
         for name in ["a", "b", "c", "d"] { log.append(.deviceAdded(device(name))) }
