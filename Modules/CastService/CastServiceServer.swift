@@ -162,7 +162,8 @@ public struct CastServiceServer: Sendable {
     private func application(
         onListening: @escaping @Sendable (Int) async -> Void
     ) throws -> some ApplicationProtocol {
-        let router = Router(context: ServiceRequestContext.self)
+        // HEAD wherever GET is served (RFC 9110 §9.3.2): the API's routes are registered for GET alone.
+        let router = Router(context: ServiceRequestContext.self, options: .autoGenerateHeadEndpoints)
         let routes = RouteTable()
         router.add(middleware: UnmatchedRouteMiddleware(routes: routes, metrics: hub.metrics))
         router.add(

@@ -281,6 +281,14 @@ import Testing
                 let listing = try await TestHTTP.send(port: port, "DELETE", "/v1/devices")
                 #expect(listing.status == 405)
                 #expect(listing.header("Allow") == "GET, HEAD")
+                // HEAD is answered where GET is (it was 405, naming HEAD among the allowed methods).
+                for path in ["/v1/devices", "/v1/devices/\(id)", "/metrics"] {
+                    let head = try await TestHTTP.send(port: port, "HEAD", path)
+                    let get = try await TestHTTP.send(port: port, "GET", path)
+                    #expect(head.status == 200, "HEAD \(path)")
+                    #expect(head.body.isEmpty)
+                    #expect(head.header("Content-Type") == get.header("Content-Type"), "HEAD \(path)")
+                }
                 let unknown = try await TestHTTP.send(port: port, "GET", "/v1/nothing/here")
                 #expect(unknown.status == 404)
                 #expect(unknown.header("Content-Type") == "application/problem+json")
