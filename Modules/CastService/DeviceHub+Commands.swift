@@ -65,6 +65,8 @@ extension DeviceHub {
                 let client = try await mediaReceiverClient(for: link, id: id)
                 _ = try await client.queueLoad(items, startIndex: startIndex, repeatMode: repeatMode ?? .off)
                     .response()
+            } catch is CancellationError where !Task.isCancelled {
+                // Replaced by a newer LOAD after it was sent.
             } catch { throw CastServiceError(error) }
             return try await settledActivity(of: link)
         case .insertIntoQueue(let sources, let before, let play):
@@ -125,6 +127,8 @@ extension DeviceHub {
             request.currentTime = startTime
             request.activeTrackIDs = activeTrackIDs
             _ = try await client.load(request).response()
+        } catch is CancellationError where !Task.isCancelled {
+            // Replaced by a newer LOAD after it was sent (as in ``withMediaClient(on:_:)``).
         } catch { throw CastServiceError(error) }
         return try await settledActivity(of: link)
     }
@@ -248,6 +252,9 @@ extension DeviceHub {
         let link = try link(for: id)
         do {
             try await body(try await mediaClient(for: link, id: id))
+        } catch is CancellationError where !Task.isCancelled {
+            // Aborted, not cancelled: a newer command of the same kind (parallel seeks, loads) replaced it after
+            // it was sent. The device has it; the state it leads to is the answer (it was a 500).
         } catch { throw CastServiceError(error) }
         return try await settledActivity(of: link)
     }

@@ -32,6 +32,33 @@ struct CommandAPITests {
         }
     }
 
+    /// Several triggers at once: a seek that a newer one replaced after it was sent is answered with the state it
+    /// leads to (the device has it), not 500 `CancellationError()`.
+    @Test func parallelSeeksAreAllAnswered() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let loaded = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"http://media.example/films/long.mp4"}"#
+                )
+                #expect(loaded.status == 200, "\(loaded.body)")
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for position in stride(from: 10, through: 80, by: 10) {
+                        group.addTask {
+                            let path = "/v1/devices/\(id)/media/seek?position=\(position)"
+                            return try await TestHTTP.send(port: port, "POST", path).status
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+            }
+        }
+    }
+
     @Test func tracksAndTheirStyle() async throws {
         try await withHub { hub, emulator in
             try await withServer(hub) { port in
