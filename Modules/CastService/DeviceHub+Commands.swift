@@ -289,16 +289,18 @@ extension DeviceHub {
     private func session(of link: Link, running applicationID: String, relaunch: Bool, id: String) async throws
         -> CastSession
     {
-        let context = await link.context(launching: applicationID, relaunch: relaunch, make: makeContext)
-        followSessions(of: link, id: id)
-        let manager = context.sessionManager
-        if let session = manager.currentSession, session.connectionState == .connected,
-            session.application.applicationID == applicationID, !relaunch
-        {
-            return session
+        try await link.sessionGate.run {
+            let context = await link.context(launching: applicationID, relaunch: relaunch, make: makeContext)
+            followSessions(of: link, id: id)
+            let manager = context.sessionManager
+            if let session = manager.currentSession, session.connectionState == .connected,
+                session.application.applicationID == applicationID, !relaunch
+            {
+                return session
+            }
+            if manager.currentSession != nil { await manager.endSession(stopCasting: false) }
+            return try await manager.startSession(with: try device(id))
         }
-        if manager.currentSession != nil { await manager.endSession(stopCasting: false) }
-        return try await manager.startSession(with: try device(id))
     }
 
     /// Queue items for `sources`; files are checked against the media folders first, then served by the

@@ -43,6 +43,8 @@ public final class DeviceHub: Sendable {
         let observer: DeviceObserver
         private let currentContext: NIOLockedValueBox<CastContext>
         let started = NIOLockedValueBox<Task<DeviceActivity, any Error>?>(nil)
+        /// One command at a time joins or launches the device's session; the others then use it.
+        let sessionGate = SessionGate()
         /// Serves the local files the device plays; replaced (and the old one stopped) by the next load or queue.
         let fileServer = NIOLockedValueBox<MediaServer?>(nil)
         /// The observer's handler that records its changes as events, once following started.
@@ -367,11 +369,13 @@ public final class DeviceHub: Sendable {
 
     /// The session for commands: the current one while it lives, else a join of the running app.
     func mediaSession(for link: Link, id: String) async throws -> CastSession {
-        let manager = link.context.sessionManager
-        if let session = manager.currentSession, session.connectionState != .disconnected {
-            return session
+        try await link.sessionGate.run {
+            let manager = link.context.sessionManager
+            if let session = manager.currentSession, session.connectionState != .disconnected {
+                return session
+            }
+            return try await manager.joinSession(on: try device(id))
         }
-        return try await manager.joinSession(on: try device(id))
     }
 
     /// What the device does once a command was answered: the session's view (which has the reply's status)

@@ -59,6 +59,39 @@ struct CommandAPITests {
         }
     }
 
+    /// Commands at once on a device castd has no session with yet: one joins or launches, the others wait and use
+    /// that session (they failed with `sessionInProgress`, 409 or 502).
+    @Test func parallelCommandsShareTheSessionOneOfThemStarts() async throws {
+        try await withHub { hub, emulator in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let loads = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for index in 0..<3 {
+                        group.addTask {
+                            let body = #"{"url":"http://media.example/films/\#(index).mp4"}"#
+                            return try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media", json: body)
+                                .status
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(loads.allSatisfy { $0 == 200 }, "\(loads)")
+                #expect(emulator.devices[0].launches.count == 1, "one launch, shared")
+                let left = try await TestHTTP.send(port: port, "DELETE", "/v1/devices/\(id)/session")
+                #expect(left.status == 200)
+                let pauses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<3 {
+                        group.addTask {
+                            try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/pause").status
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(pauses.allSatisfy { $0 == 200 }, "\(pauses)")
+            }
+        }
+    }
+
     @Test func tracksAndTheirStyle() async throws {
         try await withHub { hub, emulator in
             try await withServer(hub) { port in
