@@ -922,6 +922,8 @@ def through_castd():
           code == 0 and ((out or {}).get("status") or {}).get("media", {}).get("playerState") == "PAUSED", text)
     code, out, text = cast("resume", *via, "--json")
     check("without --device, --via picks the one device castd plays on", code == 0, text)
+    code, _, text = cast("skip-ad", *via, *second)
+    check("skip-ad --via with no ad: exit 1 as directly (it was 5)", code == 1, text)
     check("commands through castd open no new connection to the device", connects(wire_log) == before,
           f"{before} CONNECTs before, {connects(wire_log)} after")
 
