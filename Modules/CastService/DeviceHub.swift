@@ -118,6 +118,9 @@ public final class DeviceHub: Sendable {
         var isStopped = false
         /// Reconnects of the observers of links since removed, so the metric's counter never goes down.
         var retiredReconnects = 0
+        /// Configured devices (static hosts) as last listed: one that stops answering stays known, unreachable,
+        /// rather than becoming an unknown id (404) until it answers again.
+        var configured: [String: CastDevice] = [:]
     }
 
     /// The options the hub was made with.
@@ -247,8 +250,11 @@ public final class DeviceHub: Sendable {
 
     /// Every known device, sorted by name, with its activity when it is followed.
     public var devices: [(device: CastDevice, activity: DeviceActivity?)] {
-        let links = state.withLockedValue { $0.links }
-        return discovery.devices.map { ($0, links[$0.id]?.observer.activity) }
+        let (links, configured) = state.withLockedValue { ($0.links, $0.configured) }
+        let listed = discovery.devices
+        let silent = configured.values.filter { device in !listed.contains { $0.id == device.id } }
+        return (listed + silent).sorted { $0.friendlyName.lowercased() < $1.friendlyName.lowercased() }
+            .map { ($0, links[$0.id]?.observer.activity) }
     }
 
     /// The device called `id` and what it does now; follows it first if it is not followed yet.
@@ -276,7 +282,7 @@ public final class DeviceHub: Sendable {
     // MARK: - Internals
 
     func device(_ id: String) throws(CastServiceError) -> CastDevice {
-        guard let device = discovery.device(withID: id) else {
+        guard let device = discovery.device(withID: id) ?? state.withLockedValue({ $0.configured[id] }) else {
             throw CastServiceError(.deviceNotFound, "no device has the id '\(id)'", httpStatus: 404)
         }
         return device
@@ -400,11 +406,17 @@ public final class DeviceHub: Sendable {
     private func handle(_ event: DiscoveryEvent) {
         switch event {
         case .added(let device):
+            if device.isStatic { state.withLockedValue { $0.configured[device.id] = device } }
             log.append(.deviceAdded(device))
             if state.withLockedValue({ $0.followsAll && !$0.isStopped }) {
                 startInBackground(.follow(deviceID: device.id))
             }
         case .updated(let device):
+            if device.isStatic { state.withLockedValue { $0.configured[device.id] = device } }
+            log.append(.deviceUpdated(device))
+        case .removed(let device) where state.withLockedValue({ $0.configured[device.id] != nil && !$0.isStopped }):
+            // A configured device that stopped answering: still listed, its follower reconnecting and reporting
+            // it unreachable, as an unreachable device is (502), not an unknown id (404).
             log.append(.deviceUpdated(device))
         case .removed(let device):
             log.append(.deviceRemoved(device))
