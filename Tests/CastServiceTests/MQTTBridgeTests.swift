@@ -32,9 +32,17 @@ struct MQTTBridgeTests {
                 #expect(volume["state_topic"]?.stringValue == bridge.topic("state", device: id))
                 #expect(volume["availability_mode"]?.stringValue == "all")
                 #expect(volume["device"]?["name"]?.stringValue == "Room")
+                #expect(volume["device"]?["via_device"] == nil, "no device of that id is published")
+                // Every state the select can show is among its options (HA refuses others): idle, an app not
+                // offered.
+                let select = try JSONValue(
+                    parsing: try await subscriber.message(on: "homeassistant/select/\(node)/app_select/config")
+                )
+                let choices = select["options"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                #expect(choices.first == "Idle" && choices.last == "Other app", "\(choices)")
                 for entity in [
                     "sensor/\(node)/player_state", "sensor/\(node)/title", "sensor/\(node)/app",
-                    "button/\(node)/pause", "button/\(node)/next", "select/\(node)/app_select",
+                    "button/\(node)/pause", "button/\(node)/next",
                 ] {
                     _ = try await subscriber.message(on: "homeassistant/\(entity)/config")
                 }

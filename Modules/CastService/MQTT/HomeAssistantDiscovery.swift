@@ -21,7 +21,6 @@ enum HomeAssistantDiscovery {
             "identifiers": [.string(node)],
             "name": .string(device.friendlyName),
             "manufacturer": "Google Cast",
-            "via_device": .string("castd_\(MQTTBridge.topicLevel(options.site))"),
         ]
         if let model = device.modelName { deviceBlock["model"] = .string(model) }
         let common: JSONValue = [
@@ -92,8 +91,11 @@ enum HomeAssistantDiscovery {
                 )
             )
         }
+        // A select's state must be one of its options (HA refuses any other, and takes "None" for no state): no
+        // app is "Idle", an app not offered is "Other app" (choosing it joins what runs).
         let apps = options.selectableApps
         let ids = apps.map { #""\#($0.name)":"\#($0.id)""# }.joined(separator: ",")
+        let names = apps.map { #""\#($0.name)""# }.joined(separator: ",")
         entities.append(
             entity(
                 "select",
@@ -101,11 +103,15 @@ enum HomeAssistantDiscovery {
                 "App",
                 [
                     "state_topic": state, "command_topic": command,
-                    "options": .array((["None"] + apps.map(\.name)).map(JSONValue.string)),
-                    "value_template": .string("{{ \(app).name | default('None') }}"),
+                    "options": .array((["Idle"] + apps.map(\.name) + ["Other app"]).map(JSONValue.string)),
+                    "value_template": .string(
+                        "{% set name = \(app).name | default('') %}"
+                            + "{{ 'Idle' if name == '' else (name if name in [\(names)] else 'Other app') }}"
+                    ),
                     "command_template": .string(
                         "{% set ids = {\(ids)} %}{% if value in ids %}"
-                            + #"{"command":"launch","appId":"{{ ids[value] }}"}{% else %}{"command":"stopApp"}{% endif %}"#
+                            + #"{"command":"launch","appId":"{{ ids[value] }}"}"#
+                            + #"{% elif value == 'Idle' %}{"command":"stopApp"}{% else %}{"command":"join"}{% endif %}"#
                     ),
                 ]
             )
