@@ -45,15 +45,12 @@ struct CommandAPITests {
                     json: #"{"url":"http://media.example/films/long.mp4"}"#
                 )
                 #expect(loaded.status == 200, "\(loaded.body)")
-                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                    for position in stride(from: 10, through: 80, by: 10) {
-                        group.addTask {
-                            let path = "/v1/devices/\(id)/media/seek?position=\(position)"
-                            return try await TestHTTP.send(port: port, "POST", path).status
-                        }
+                let statuses = try await TestHTTP.statuses(
+                    port: port,
+                    stride(from: 10, through: 80, by: 10).map {
+                        ("POST", "/v1/devices/\(id)/media/seek?position=\($0)", nil)
                     }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
+                )
                 #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
             }
         }
@@ -65,28 +62,20 @@ struct CommandAPITests {
         try await withHub { hub, emulator in
             try await withServer(hub) { port in
                 let id = hub.devices[0].device.id
-                let loads = try await withThrowingTaskGroup(of: Int.self) { group in
-                    for index in 0..<3 {
-                        group.addTask {
-                            let body = #"{"url":"http://media.example/films/\#(index).mp4"}"#
-                            return try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media", json: body)
-                                .status
-                        }
+                let loads = try await TestHTTP.statuses(
+                    port: port,
+                    (0..<3).map {
+                        ("POST", "/v1/devices/\(id)/media", #"{"url":"http://media.example/films/\#($0).mp4"}"#)
                     }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
+                )
                 #expect(loads.allSatisfy { $0 == 200 }, "\(loads)")
                 #expect(emulator.devices[0].launches.count == 1, "one launch, shared")
                 let left = try await TestHTTP.send(port: port, "DELETE", "/v1/devices/\(id)/session")
                 #expect(left.status == 200)
-                let pauses = try await withThrowingTaskGroup(of: Int.self) { group in
-                    for _ in 0..<3 {
-                        group.addTask {
-                            try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/pause").status
-                        }
-                    }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
+                let pauses = try await TestHTTP.statuses(
+                    port: port,
+                    Array(repeating: ("POST", "/v1/devices/\(id)/media/pause", nil), count: 3)
+                )
                 #expect(pauses.allSatisfy { $0 == 200 }, "\(pauses)")
             }
         }

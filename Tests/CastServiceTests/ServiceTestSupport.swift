@@ -103,6 +103,16 @@ struct HTTPReply: Sendable {
 }
 
 enum TestHTTP {
+    /// Sends the requests (method, path, JSON body) all at once; answers their statuses, in no particular order.
+    static func statuses(port: Int, _ requests: [(String, String, String?)]) async throws -> [Int] {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for (method, path, json) in requests {
+                group.addTask { try await send(port: port, method, path, json: json).status }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
     /// Sends a request and reads the whole response (the server closes after `Connection: close`).
     static func send(
         port: Int,
