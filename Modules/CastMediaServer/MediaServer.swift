@@ -18,8 +18,9 @@ public struct MediaServerOptions: Sendable {
     /// device opens a few).
     public var maximumConnections = 64
     /// How long a new connection may take to send a complete request head before it is closed. Defaults to
-    /// 5 seconds: a device asks at once, and a socket that sends nothing must not hold its place.
-    public var requestHeadTimeout: Duration = .seconds(5)
+    /// 20 seconds: a device asks at once, and a socket that sends nothing must not hold its place for long (at
+    /// the connection limit the idle one makes room anyway); 5 s closed clients of a machine under heavy load.
+    public var requestHeadTimeout: Duration = .seconds(20)
     /// How long a kept-alive connection may wait for its next request before it is closed. Defaults to 30
     /// seconds; a player connects again for its next range.
     public var idleTimeout: Duration = .seconds(30)
