@@ -375,12 +375,13 @@ struct HLSTranscoderTests {
         #expect(try await RawHTTPClient.exchange(port: server.port, path: base + "../x").status == 404)
 
         // Bounded temporary files: a few behind the device and the run's look-ahead, plus the segment ffmpeg may be
-        // writing when the pause reaches it (on a busy machine the signal can land one segment late).
+        // writing when the pause reaches it (on a busy machine the signal can land a segment or two late: 10 files
+        // were seen beside two CPU-bound loads).
         let hlsFolder = try #require(
             try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasPrefix("cast-hls-") }
         )
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path + "/" + hlsFolder)
-        #expect(files.count <= options.lookAhead + 6, "\(files)")
+        #expect(files.count <= options.lookAhead + 7, "\(files)")
 
         var progress: [TranscodeProgress] = []
         await transcoder.stop()
