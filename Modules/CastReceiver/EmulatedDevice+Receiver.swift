@@ -1,11 +1,17 @@
 import CastTransport
 
+/// The `requestId` a reply carries: the request's own, whatever its JSON type (a receiver written in JavaScript echoes
+/// a string, a fraction or an id beyond 2^53 as it came), and 0 for a request without one.
+func echoedRequestID(_ requestID: JSONValue?) -> JSONValue {
+    requestID?.present ?? 0
+}
+
 /// The platform endpoint `receiver-0`: GET_STATUS, LAUNCH, STOP, SET_VOLUME, GET_APP_AVAILABILITY
 /// (cast-protocol.md §6).
 extension EmulatedDevice {
     func handleReceiver(_ request: JSONValue, from requester: Requester, state: inout State, now: Double) -> [Outgoing]
     {
-        let requestId = request["requestId"]?.intValue ?? 0
+        let requestId = echoedRequestID(request["requestId"])
         guard let type = request["type"]?.stringValue else {
             return reply(["type": "INVALID_REQUEST", "reason": "INVALID_COMMAND"], requestId, to: requester, state)
         }
@@ -66,7 +72,7 @@ extension EmulatedDevice {
 
     private func launch(
         _ request: JSONValue,
-        requestId: Int,
+        requestId: JSONValue,
         from requester: Requester,
         state: inout State,
         now: Double
@@ -196,7 +202,7 @@ extension EmulatedDevice {
 
     /// After LAUNCH/STOP: the reply with the request's id plus a broadcast to everyone else, or (fault) only a
     /// broadcast with requestId 0 to everyone.
-    private func statusAfterLifecycleChange(requestId: Int, requester: Requester, state: State) -> [Outgoing] {
+    private func statusAfterLifecycleChange(requestId: JSONValue, requester: Requester, state: State) -> [Outgoing] {
         if state.faults.launchRepliesOnlyByBroadcast {
             return broadcastReceiverStatus(state, except: nil)
         }
@@ -205,9 +211,9 @@ extension EmulatedDevice {
     }
 
     /// `DEVICE_INFO`: what the device says about itself to a sender that knows only its address.
-    func deviceInfo(requestID: Int) -> JSONValue {
+    func deviceInfo(requestID: JSONValue) -> JSONValue {
         [
-            "type": "DEVICE_INFO", "requestId": .number(Double(requestID)), "deviceId": .string(configuration.id),
+            "type": "DEVICE_INFO", "requestId": requestID, "deviceId": .string(configuration.id),
             "friendlyName": .string(configuration.friendlyName), "deviceModel": .string(configuration.model),
             "capabilities": .number(Double(configuration.capabilities)),
         ]
@@ -249,11 +255,11 @@ extension EmulatedDevice {
         ]
     }
 
-    func reply(_ payload: JSONValue, _ requestId: Int, to requester: Requester, _ state: State) -> [Outgoing] {
+    func reply(_ payload: JSONValue, _ requestId: JSONValue, to requester: Requester, _ state: State) -> [Outgoing] {
         guard let peer = state.peers[requester.connectionID] else { return [] }
         var payload = payload
         let asBroadcast = state.faults.statusOnlyByBroadcast && payload["type"]?.stringValue == "RECEIVER_STATUS"
-        payload["requestId"] = .number(asBroadcast ? 0 : Double(requestId))
+        payload["requestId"] = asBroadcast ? 0 : requestId
         return [
             Outgoing(
                 connection: peer.connection,

@@ -540,7 +540,7 @@ public final class EmulatedDevice: Sendable {
                         sourceID: CastEndpoint.receiver,
                         destinationID: message.sourceID,
                         namespace: CastNamespace.receiverDiscovery,
-                        json: deviceInfo(requestID: json["requestId"]?.intValue ?? 0)
+                        json: deviceInfo(requestID: echoedRequestID(json["requestId"]))
                     )
                 )
             ]

@@ -219,7 +219,7 @@ extension EmulatedDevice {
             return (state.group, peer)
         }
         guard let group, group.endpoint === self, let peer, let request = try? message.json() else { return }
-        let requestID = request["requestId"]?.intValue ?? 0
+        let requestID = echoedRequestID(request["requestId"])
         var answer: JSONValue
         var broadcast: JSONValue?
         switch request["type"]?.stringValue {
@@ -243,7 +243,7 @@ extension EmulatedDevice {
         default:
             answer = ["type": "INVALID_REQUEST", "reason": "INVALID_COMMAND"]
         }
-        answer["requestId"] = .number(Double(requestID))
+        answer["requestId"] = requestID
         deliver([
             Outgoing(
                 connection: peer.connection,

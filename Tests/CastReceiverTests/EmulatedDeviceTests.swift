@@ -332,6 +332,41 @@ struct EmulatedDeviceReceiverTests {
         }
     }
 
+    /// A sender's `requestId` comes back as it was sent, whatever its JSON type (receivers written in JavaScript
+    /// echo it), on the platform's namespace and the app's; a request without one (or with null) is answered with 0.
+    @Test func repliesEchoTheRequestIdAsSent() async throws {
+        try await withDevice { device, _ in
+            let sender = try await TestSender.connect(to: device)
+            let transportID = try await sender.launchAndConnect(EmulatedApp.defaultMediaReceiver.id)
+            let ids: [JSONValue] = ["abc", 1.5, .number(0x1p60), -7, ["nested": true]]
+            for (index, id) in ids.enumerated() {
+                for (namespace, destination) in [
+                    (CastNamespace.receiver, CastEndpoint.receiver), (CastNamespace.media, transportID),
+                ] {
+                    try await sender.connection.send(
+                        namespace: namespace,
+                        to: destination,
+                        payload: ["type": "GET_STATUS", "requestId": id]
+                    )
+                    let reply = try await sender.inbox.json(on: namespace, "reply \(index) on \(namespace)") {
+                        $0["requestId"] == id
+                    }
+                    #expect(reply["type"] == (namespace == CastNamespace.media ? "MEDIA_STATUS" : "RECEIVER_STATUS"))
+                }
+            }
+            for payload: JSONValue in [["type": "GET_STATUS", "requestId": .null], ["type": "GET_STATUS"]] {
+                try await sender.connection.send(
+                    namespace: CastNamespace.media,
+                    to: transportID,
+                    payload: payload
+                )
+                let reply = try await sender.inbox.json(on: CastNamespace.media) { $0["type"] == "MEDIA_STATUS" }
+                #expect(reply["requestId"] == 0)
+            }
+            await sender.close()
+        }
+    }
+
     @Test func deviceAuthChallengeGetsABinaryAuthError() async throws {
         try await withDevice { device, _ in
             let sender = try await TestSender.connect(to: device, openReceiver: false)

@@ -25,10 +25,10 @@ extension MediaPlayer {
         -> [MediaDelivery<Requester>]
     {
         let out = advance(to: now)
-        let requestId = request["requestId"]?.intValue ?? 0
+        let requestId = echoedRequestID(request["requestId"])
         func reply(_ payload: JSONValue) -> MediaDelivery<Requester> {
             var payload = payload
-            payload["requestId"] = .number(Double(requestId))
+            payload["requestId"] = requestId
             return MediaDelivery(recipient: .requester(requester), payload: payload)
         }
         func failure(_ type: String, reason: String? = nil, detailedErrorCode: Int? = nil, itemId: Int? = nil)
@@ -305,7 +305,7 @@ extension MediaPlayer {
     private mutating func load(
         _ request: [String: JSONValue],
         from requester: Requester,
-        requestId: Int,
+        requestId: JSONValue,
         at now: Double
     ) -> [MediaDelivery<Requester>] {
         var request = request
@@ -315,7 +315,7 @@ extension MediaPlayer {
         }
         func reply(_ payload: JSONValue) -> MediaDelivery<Requester> {
             var payload = payload
-            payload["requestId"] = .number(Double(requestId))
+            payload["requestId"] = requestId
             return MediaDelivery(recipient: .requester(requester), payload: payload)
         }
         let queueItems = request["queueData"]?["items"]?.arrayValue?.compactMap(\.objectValue)
@@ -336,7 +336,7 @@ extension MediaPlayer {
             deliveries.append(
                 MediaDelivery(
                     recipient: .requester(pending.requester),
-                    payload: ["type": "LOAD_CANCELLED", "requestId": .number(Double(pending.requestId))]
+                    payload: ["type": "LOAD_CANCELLED", "requestId": pending.requestId]
                 )
             )
         }
@@ -468,10 +468,11 @@ extension MediaPlayer {
         if let ids = request["activeTrackIds"]?.arrayValue?.compactMap(\.intValue) {
             self.session?.activeTrackIds = ids
         }
-        var reply = statusMessage(at: now, requestId: pending.requestId)
-        reply["requestId"] = .number(Double(pending.requestId))
         return [
-            MediaDelivery(recipient: .requester(pending.requester), payload: reply),
+            MediaDelivery(
+                recipient: .requester(pending.requester),
+                payload: statusMessage(at: now, requestId: pending.requestId)
+            ),
             broadcastStatus(at: now, except: pending.requester),
         ]
     }

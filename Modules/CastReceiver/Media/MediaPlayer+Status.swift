@@ -106,7 +106,7 @@ extension MediaPlayer {
     }
 
     /// The MEDIA_STATUS payload: `[]` without a media session (or one being loaded).
-    func statusMessage(at now: Double, requestId: Int, options: Int = 0) -> JSONValue {
+    func statusMessage(at now: Double, requestId: JSONValue, options: Int = 0) -> JSONValue {
         var entries: [JSONValue] = []
         if let session {
             entries.append(statusEntry(of: session, at: now, options: options))
@@ -116,7 +116,7 @@ extension MediaPlayer {
         {
             entries.append(loadingEntry(mediaSessionId: pendingLoad.mediaSessionId, media: media))
         }
-        return ["type": "MEDIA_STATUS", "requestId": .number(Double(requestId)), "status": .array(entries)]
+        return ["type": "MEDIA_STATUS", "requestId": requestId, "status": .array(entries)]
     }
 
     func broadcastStatus(at now: Double, except: Requester? = nil) -> MediaDelivery<Requester> {

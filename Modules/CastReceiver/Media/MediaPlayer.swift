@@ -108,7 +108,7 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
 
     struct PendingLoad: Sendable {
         var requester: Requester
-        var requestId: Int
+        var requestId: JSONValue
         var request: [String: JSONValue]
         var mediaSessionId: Int
         var completesAt: Double
