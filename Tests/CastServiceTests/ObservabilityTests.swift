@@ -234,3 +234,34 @@ private final class StalledEventClient: ChannelInboundHandler, Sendable {
         }?.resume()
     }
 }
+
+/// The problem middleware names a malformed query or path parameter from its own table of the API's typed
+/// parameters: the table must say what openapi.yaml says.
+@Suite struct TypedParameterTableTests {
+    @Test func theTableMatchesTheOpenAPIDocument() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Modules/CastService/openapi.yaml").standardizedFileURL.path
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        var typed: [String: ProblemMiddleware.ParameterType] = [:]
+        for (index, line) in lines.enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("- name: ") else { continue }
+            let name = String(trimmed.dropFirst("- name: ".count))
+            let indent = line.prefix { $0 == " " }.count
+            // The parameter's own lines: up to the next line indented as far as its `- name:` or less.
+            let body = lines[(index + 1)...].prefix { $0.prefix { $0 == " " }.count > indent }
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            guard body.contains("in: query") || body.contains("in: path") else { continue }
+            if body.contains("type: number") {
+                typed[name] = .number
+            } else if body.contains("type: integer") {
+                typed[name] = .integer
+            } else if body.contains("type: boolean") {
+                typed[name] = .boolean
+            } else if body.contains(where: { $0.hasPrefix("$ref: \"#/components/schemas/") }) {
+                typed[name] = .enumeration
+            }
+        }
+        #expect(typed == ProblemMiddleware.typedParameters)
+    }
+}

@@ -141,6 +141,23 @@ struct ServiceAPITests {
                 let command = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/dance")
                 #expect(command.status == 400)
                 #expect(command.header("Content-Type") == "application/problem+json")
+                #expect(command.json?["field"]?.stringValue == "command")
+
+                // Query and path parameters the generated layer cannot read are named too, with what they must be.
+                for (path, field, detail) in [
+                    ("media/seek?position=abc", "position", "'position' must be a number, not 'abc'"),
+                    ("media/seek?position=10&relative=maybe", "relative", "'relative' must be true or false"),
+                    ("media/seek?position=", "position", "'position' must be a number, not ''"),
+                    ("queue/items/x%20y/play", "itemId", "'itemId' must be an integer, not 'x y'"),
+                ] {
+                    let reply = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/\(path)")
+                    #expect(reply.status == 400, "\(path)")
+                    #expect(reply.json?["field"]?.stringValue == field, "\(path): \(reply.body)")
+                    #expect(reply.json?["detail"]?.stringValue?.contains(detail) == true, "\(path): \(reply.body)")
+                }
+                let limit = try await TestHTTP.send(port: port, "GET", "/v1/media-files?limit=lots")
+                #expect(limit.status == 400)
+                #expect(limit.json?["field"]?.stringValue == "limit", "\(limit.body)")
 
                 // Not JSON at all, or without its required field: refused before the handler, as problems.
                 let garbage = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media", json: "{url")

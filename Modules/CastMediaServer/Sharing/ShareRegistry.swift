@@ -99,7 +99,8 @@ package enum RequestPath {
         return result
     }
 
-    static func decode(_ text: Substring) -> String? {
+    /// `text` with its `%XX` escapes decoded, or `nil` for a malformed escape or bytes that are not UTF-8.
+    package static func decode(_ text: Substring) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()
