@@ -136,11 +136,7 @@ public final class PlayerController: Sendable {
             await SessionEnder.end(session)
             return .stopped
         case .character(" "), .character("k"):
-            if status?.playerState == .playing {
-                request = status?.isLiveStream == true ? client.stop() : client.pause()
-            } else {
-                request = client.play()
-            }
+            request = client.togglePlayback()
         case .left: request = client.seek(.by(-10))
         case .right: request = client.seek(.by(10))
         case .character("<"): request = client.seek(.by(-30))

@@ -292,6 +292,56 @@ import Testing
         #expect(channel.sent.map { $0["type"] } == ["PLAY", "STOP", "QUEUE_UPDATE"])
     }
 
+    /// A play/pause button: pause what plays (a live stream too, when it can pause), play what does not; a live
+    /// stream that cannot pause stops, and the next toggle loads it again unless other media played meanwhile.
+    @Test func togglePlaybackPausesPlaysAndRestartsALiveStreamItStopped() async throws {
+        var live = MediaInformation(
+            contentID: "https://example.com/radio",
+            contentType: "audio/mpeg",
+            streamType: .live
+        )
+        live.metadata = .generic(title: "Radio")
+        let channel = FakeMediaChannel(responder: FakeMediaChannel.echoStatus(nil))
+        let client = RemoteMediaClient(channel: channel, requestTimeout: .seconds(3))
+
+        client.receive(statusMessage(statusEntry(state: "PLAYING", media: testMedia().json)))
+        try await client.togglePlayback().response()
+        client.receive(statusMessage(statusEntry(state: "PAUSED", media: testMedia().json)))
+        try await client.togglePlayback().response()
+        client.receive(statusMessage(statusEntry(state: "BUFFERING", media: testMedia().json)))
+        try await client.togglePlayback().response()
+        // A live stream that advertises PAUSE (a DVR window) pauses.
+        client.receive(statusMessage(statusEntry(state: "PLAYING", media: live.json)))
+        try await client.togglePlayback().response()
+        #expect(channel.sent.map { $0["type"] } == ["PAUSE", "PLAY", "PAUSE", "PAUSE"])
+        #expect(client.stoppedLiveMedia == nil)
+
+        // One that cannot pause stops, and comes back.
+        client.receive(statusMessage(statusEntry(state: "PLAYING", commands: [.seek], media: live.json)))
+        try await client.togglePlayback().response()
+        #expect(channel.sent.last?["type"] == "STOP")
+        #expect(client.stoppedLiveMedia == live)
+        client.receive(statusMessage(statusEntry(state: "IDLE", media: live.json, extra: ["idleReason": "CANCELLED"])))
+        try await client.togglePlayback().response()
+        let reload = try #require(channel.sent.last)
+        #expect(reload["type"] == "LOAD")
+        #expect(reload["media"]?["contentId"] == "https://example.com/radio")
+        #expect(reload["media"]?["streamType"] == "LIVE")
+        client.receive(statusMessage(statusEntry(session: 8, state: "PLAYING", commands: [], media: live.json)))
+        #expect(client.stoppedLiveMedia == nil, "playing again, it is not stopped any more")
+
+        // Stopped, then other media played and finished: the next toggle plays, it does not bring the stream back.
+        try await client.togglePlayback().response()
+        #expect(client.stoppedLiveMedia == live)
+        client.receive(statusMessage(statusEntry(session: 9, state: "PLAYING", media: testMedia("other").json)))
+        client.receive(statusMessage(statusEntry(session: 9, state: "IDLE", extra: ["idleReason": "FINISHED"])))
+        try await client.togglePlayback().response()
+        #expect(channel.sent.last?["type"] == "PLAY")
+        // A live stream's status without media still fails a pause locally, as before, instead of stopping.
+        client.receive(statusMessage(statusEntry(session: 10, state: "PLAYING", commands: [])))
+        #expect(await failure(of: client.togglePlayback())?.code == .notSupported)
+    }
+
     @Test func invalidArgumentsFailLocally() {
         let (client, channel) = makeClient()
         let invalid = [

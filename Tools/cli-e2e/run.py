@@ -132,8 +132,26 @@ def commands(port):
     check("device volume", code == 0 and abs((out or {}).get("device", {}).get("volume", 0) - 0.35) < 0.01, out)
     code, out, _ = cast("rate", "1.5", "--json")
     check("playback rate", code == 0 and media(out).get("playbackRate") == 1.5, out)
+    code, out, _ = cast("toggle", "--json")
+    check("toggle pauses", code == 0 and media(out).get("playerState") == "PAUSED", out)
+    code, out, _ = cast("toggle", "--json")
+    check("toggle plays", code == 0 and media(out).get("playerState") == "PLAYING", out)
     code, out, _ = cast("stop", "--json")
     check("stop", code == 0 and media(out).get("playerState") in ("IDLE", None), out)
+    # A live stream cannot pause on the emulator: toggle stops it, and the next toggle (another process) plays it
+    # again.
+    code, out, text = cast("play", "--host", host, URL_A, "--stream-type", "live", "--detach", "--json")
+    check("play a live stream", code == 0 and media(out).get("playerState") == "PLAYING", text)
+    code, out, _ = cast("toggle", "--json")
+    check("toggle stops a live stream", code == 0 and media(out).get("playerState") in ("IDLE", None), out)
+    code, out, _ = cast("toggle", "--json")
+    check(
+        "the next toggle plays it again",
+        code == 0 and media(out).get("playerState") == "PLAYING" and media(out).get("contentId") == URL_A,
+        out,
+    )
+    code, out, _ = cast("stop", "--json")
+    check("stop the live stream", code == 0, out)
     code, _, _ = cast("app", "stop")
     check("app stop", code == 0)
     code, out, _ = cast("pause", "--json")

@@ -2,6 +2,11 @@ import ArgumentParser
 import CastControllers
 import CastMedia
 import CastSession
+import CastTransport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs a media command on the session an earlier `cast` started, then prints the resulting state.
 enum MediaControl {
@@ -47,20 +52,54 @@ struct ResumeCommand: AsyncParsableCommand {
 struct ToggleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "toggle",
-        abstract: "Pause when playing, play otherwise (a live stream cannot pause: it stops; 'cast play' restarts it).",
+        abstract:
+            "Pause when playing, play otherwise (a live stream that cannot pause stops, and the next toggle plays it again).",
         discussion: "Example: cast toggle"
     )
     @OptionGroup var global: GlobalOptions
     func run() async throws {
         if try await ViaService.handle(global, .toggle) { return }
-        try await MediaControl.run(global) { _, client in
-            let status = client.mediaStatus
-            if status?.playerState == .playing {
-                try await (status?.isLiveStream == true ? client.stop() : client.pause()).response()
-            } else {
-                try await client.play().response()
+        try await MediaControl.run(global) { session, client in
+            // A live stream stopped by an earlier toggle, which is another process: kept in the state directory
+            // while the app that played it runs.
+            let stash = StoppedLiveMedia(deviceID: session.device.id)
+            if client.mediaStatus.map({ $0.playerState == .idle }) ?? true {
+                client.stoppedLiveMedia = stash.media(forSession: session.sessionID)
             }
+            try await client.togglePlayback().response()
+            stash.save(client.stoppedLiveMedia, session: session.sessionID)
         }
+    }
+}
+
+/// The live media `cast toggle` stopped on a device, for the next `cast toggle` to load again
+/// (`$XDG_STATE_HOME/cast/stopped-live/DEVICE.json`): it holds the app's session id, and counts only while that
+/// session runs.
+struct StoppedLiveMedia {
+    let path: String
+
+    init(deviceID: String, directory: String = StatePaths.directory) {
+        let safe = String(deviceID.map { $0.isLetter || $0.isNumber || "-._".contains($0) ? $0 : "_" }.prefix(120))
+        path = directory + "/stopped-live/" + safe + ".json"
+    }
+
+    func media(forSession sessionID: String) -> MediaInformation? {
+        guard let bytes = LocalFiles.read(path, limit: 1 << 20),
+            let json = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self)),
+            json["sessionId"]?.stringValue == sessionID
+        else { return nil }
+        return json["media"].flatMap { try? MediaInformation(json: $0) }
+    }
+
+    func save(_ media: MediaInformation?, session sessionID: String) {
+        guard let media else {
+            unlink(path)
+            return
+        }
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        guard LocalFiles.makeDirectories(directory) else { return }
+        let json: JSONValue = ["sessionId": .string(sessionID), "media": media.json]
+        _ = LocalFiles.writeAtomically(Array((json.jsonString + "\n").utf8), to: path, mode: 0o600)
     }
 }
 

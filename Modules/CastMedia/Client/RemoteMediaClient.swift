@@ -49,6 +49,8 @@ public final class RemoteMediaClient: Sendable {
         /// Sent requests a broadcast status may answer, oldest first.
         var awaitingBroadcast: [AwaitedBroadcast] = []
         var nextAwaitedBroadcast = 0
+        /// The live media ``togglePlayback()`` stopped, which its next toggle loads again (one word).
+        var stoppedLiveMedia: MediaInformation?
 
         mutating func forgetBroadcastAnswer(to request: MediaRequest) {
             guard !awaitingBroadcast.isEmpty else { return }
@@ -260,6 +262,7 @@ public final class RemoteMediaClient: Sendable {
             }
             let previous = state.status
             if var status = parsed {
+                if status.playerState != .idle, state.stoppedLiveMedia != nil { state.stoppedLiveMedia = nil }
                 // Receivers may omit `media` and `items` when they have not changed: both are carried forward
                 // within a media session, with their record.
                 if let previous, previous.mediaSessionID == status.mediaSessionID {
@@ -561,6 +564,35 @@ public final class RemoteMediaClient: Sendable {
     /// Stops playback and ends the media session (STOP).
     @discardableResult
     public func stop(customData: JSONValue? = nil) -> MediaRequest { send("STOP", custom([:], customData)) }
+
+    /// Pauses what plays and plays what does not: a play/pause button. Media that cannot pause now (a live stream
+    /// whose status lacks the pause command) stops instead, and the next toggle loads it again, at the live edge,
+    /// unless other media played meanwhile (``stoppedLiveMedia``).
+    @discardableResult
+    public func togglePlayback() -> MediaRequest {
+        let status = mediaStatus
+        switch status?.playerState {
+        case .playing?, .buffering?:
+            guard let status, status.isLiveStream, !status.supportedMediaCommands.contains(.pause) else {
+                return pause()
+            }
+            let request = stop()
+            if let media = status.media { state.withLock { $0.stoppedLiveMedia = media } }
+            return request
+        case nil, .idle?:
+            if let media = stoppedLiveMedia { return loadMedia(media) }
+            return play()
+        default:
+            return play()
+        }
+    }
+
+    /// The live media the last ``togglePlayback()`` stopped, which the next toggle loads again while the receiver
+    /// plays nothing else; set it to carry a toggle across processes (as `cast toggle` does), `nil` to forget it.
+    public var stoppedLiveMedia: MediaInformation? {
+        get { state.withLock { $0.stoppedLiveMedia } }
+        set { state.withLock { $0.stoppedLiveMedia = newValue } }
+    }
 
     /// Seeks (SEEK). A seek still in flight is aborted as replaced.
     @discardableResult
