@@ -34,7 +34,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: "Log filter: CATEGORY-GLOB=LEVEL or /REGEX/[i], comma separated.") var logFilter: String?
     @Option(
         help:
-            "Seconds to wait for a device to answer, and for each reply: a command waits this long at each step, not in all (default: the profile's request timeout, 10 s)."
+            "Seconds a command that controls a session may take in all (exit 4 after), and to wait for a device to answer and for each reply (default: each step the profile's request timeout, 10 s)."
     )
     var timeout: Double?
     @Option(

@@ -119,13 +119,29 @@ extension CLIRuntime {
 
     /// The whole of a command that acts on a session: builds the runtime, finds the session (``target(_:)``),
     /// runs `body`, leaves the session running, and turns any failure into the documented exit code.
+    ///
+    /// With `--timeout`, the whole command ends within it (exit 4), whatever its steps and reconnections; a
+    /// command that runs until stopped (`listen`) passes `bounded: false`.
     static func withControlledSession(
         _ global: GlobalOptions,
+        bounded: Bool = true,
         _ body: @escaping @Sendable (CLIRuntime, CastSession) async throws -> Void
     ) async throws {
         let runtime = try CLIRuntime(global)
         do {
-            try await runtime.withControlledSession { session in try await body(runtime, session) }
+            guard bounded, let seconds = global.timeout else {
+                try await runtime.withControlledSession { session in try await body(runtime, session) }
+                return
+            }
+            try await withTimeLimit(
+                .milliseconds(Int64(seconds * 1000)),
+                timedOut: {
+                    let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+                    return CLIError(.timedOut, "the command did not finish within its --timeout of \(shown) s")
+                }
+            ) {
+                try await runtime.withControlledSession { session in try await body(runtime, session) }
+            }
         } catch {
             throw runtime.fail(error)
         }

@@ -173,6 +173,18 @@ def errors(port):
     code, _, text = cast("play", "--host", f"127.0.0.1:{slow}", URL_A, "--detach", "--timeout", "1")
     check("timeout exits 4", code == 4, text)
     cast("app", "stop")
+    # --timeout bounds a whole command: a queue listing takes four replies, each 0.8 s late.
+    slower = f"127.0.0.1:{start_receiver('--reply-delay', '0.8')}"
+    code, _, text = cast("play", "--host", slower, URL_A, "--detach", "--timeout", "30")
+    check("a slow device plays within a long timeout", code == 0, text)
+    started = time.monotonic()
+    code, _, text = cast("queue", "list", "--host", slower, "--timeout", "2")
+    elapsed = time.monotonic() - started
+    check("--timeout bounds the whole command, not each step (exit 4)", code == 4 and elapsed < 4.5,
+          f"exit {code} after {elapsed:.1f} s: {text}")
+    code, _, text = cast("queue", "list", "--host", slower, "--timeout", "30")
+    check("the same command within a longer timeout", code == 0, text)
+    cast("app", "stop", "--host", slower, "--timeout", "30")
 
 
 def quirks():

@@ -243,7 +243,7 @@ struct ListenCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (namespace, count) = (self.namespace, self.count)
-        try await CLIRuntime.withControlledSession(global) { runtime, session in
+        try await CLIRuntime.withControlledSession(global, bounded: false) { runtime, session in
             let channel = try runtime.attachChannel(namespace, to: session)
             let messages = channel.messages()
             var seen = 0
