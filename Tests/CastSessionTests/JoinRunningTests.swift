@@ -218,6 +218,38 @@ extension JoinRunningTests {
         }
     }
 
+    /// A device that answers status requests only by broadcast (`requestId` 0): the observer's GET_STATUS for the
+    /// media app is answered through its message task, which must not be the one waiting for it (it once waited
+    /// out the request timeout, then told the media status as unknown).
+    @Test func aDeviceAnsweringOnlyByBroadcastIsFollowedAtOnce() async throws {
+        var configuration = DeviceConfiguration(friendlyName: "Broadcaster", port: 0)
+        configuration.faults.statusOnlyByBroadcast = true
+        try await withCastReceiverEmulator(devices: [configuration], clock: ManualCastClock()) { emulator in
+            let device = emulator.devices[0]
+            let phone = CastContext(options: testOptions())
+            let session = try await phone.sessionManager.startSession(with: device.castDevice)
+            try await session.remoteMediaClient!.loadMedia(sampleMedia(title: "Broadcast")).response()
+            try await session.remoteMediaClient!.pause().response()
+            let observer = DeviceObserver(
+                device: device.castDevice,
+                options: testOptions { $0.requestTimeout = .seconds(5) }
+            )
+            let activity = try await observer.start()
+            #expect(activity.mediaStatus?.playerState == .paused, "\(activity.mediaStatusError ?? "")")
+
+            // The app ends and another starts and plays: followed as it comes, by the message task.
+            let updates = observer.updates()
+            await phone.sessionManager.endSession(stopCasting: true)
+            _ = try await next(updates) { $0.isIdle }
+            let again = try await phone.sessionManager.startSession(with: device.castDevice)
+            try await again.remoteMediaClient!.loadMedia(sampleMedia(title: "Again")).response()
+            let playing = try await next(updates) { $0.mediaStatus?.media?.metadata?.title == "Again" }
+            #expect(playing.mediaStatusError == nil)
+            await observer.stop()
+            await phone.sessionManager.endSession(stopCasting: true)
+        }
+    }
+
     /// An app that lists the media namespace but does not answer its GET_STATUS with a status (here it echoes the
     /// request back): the activity says why its media status is unknown, so "nothing plays" is not claimed.
     @Test func aMediaStatusThatCannotBeReadIsToldAsUnknown() async throws {

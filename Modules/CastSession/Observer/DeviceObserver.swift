@@ -201,6 +201,7 @@ public final class DeviceObserver: Sendable {
             state.connection = connection
             return state.isStopped
         }
+        let reading: StatusReading?
         do {
             if stopped { throw CancellationError() }
             try await connection.openVirtualConnection(to: CastEndpoint.receiver)
@@ -208,7 +209,7 @@ public final class DeviceObserver: Sendable {
             let (status, info) = try await DeviceInfo.ask(connection, describing: device.isStatic)
             if let info { state.withLockedValue { $0.device.apply(info) } }
             await readMultizoneStatus(on: connection)
-            await apply(DeviceStatus(json: status), on: connection)
+            reading = await apply(DeviceStatus(json: status), on: connection)
         } catch {
             await stop()
             throw SessionManager.sessionError(error)
@@ -227,6 +228,8 @@ public final class DeviceObserver: Sendable {
             }
         }
         state.withLockedValue { $0.tasks += [messageTask, eventTask] }
+        // The media status, now that the message task delivers what answers it.
+        if let reading { await finish(reading) }
         return activity!
     }
 
@@ -332,8 +335,10 @@ public final class DeviceObserver: Sendable {
         }
         if message.namespace == CastNamespace.receiver {
             guard let json = try? message.json() else { return }
-            if message.sourceID == CastEndpoint.receiver, json["type"]?.stringValue == "RECEIVER_STATUS" {
-                await apply(DeviceStatus(json: json), on: connection)
+            if message.sourceID == CastEndpoint.receiver, json["type"]?.stringValue == "RECEIVER_STATUS",
+                let reading = await apply(DeviceStatus(json: json), on: connection)
+            {
+                Task { [weak self] in await self?.finish(reading) }
             }
             if let requestID = json["requestId"]?.intValue, requestID != 0 { resumeReplyWaiters(upTo: requestID) }
             return
@@ -428,7 +433,7 @@ public final class DeviceObserver: Sendable {
 
     /// Takes a new receiver status: follows the media app it names (closing the previous app's virtual
     /// connection), reads its media status, and publishes. A shared session whose app is gone is let go.
-    private func apply(_ status: DeviceStatus, on connection: CastConnection) async {
+    private func apply(_ status: DeviceStatus, on connection: CastConnection) async -> StatusReading? {
         let mediaTransport = status.runningApplication.flatMap { $0.playsMedia ? $0.transportID : nil }
         let plan = state.withLockedValue { state -> (close: String?, follow: String?)? in
             state.deviceStatus = status
@@ -444,13 +449,18 @@ public final class DeviceObserver: Sendable {
             return (close, wanted)
         }
         if let close = plan?.close { try? await connection.closeVirtualConnection(to: close) }
-        if let follow = plan?.follow { await followOwnMediaConnection(to: follow, on: connection) }
+        var reading: StatusReading?
+        if let follow = plan?.follow { reading = await followOwnMediaConnection(to: follow, on: connection) }
         publish()
+        return reading
     }
 
-    /// Follows the media app `transportID` through a virtual connection of the observer's own and reads its
-    /// media status (unless another app or a shared session came first).
-    private func followOwnMediaConnection(to transportID: String, on connection: CastConnection) async {
+    /// Follows the media app `transportID` through a virtual connection of the observer's own and asks for its
+    /// media status (unless another app or a shared session came first); returns the request, which the caller
+    /// awaits with ``finish(_:)`` outside the message task.
+    private func followOwnMediaConnection(to transportID: String, on connection: CastConnection) async
+        -> StatusReading?
+    {
         let client = RemoteMediaClient(
             channel: ObserverMediaChannel(connection: connection, transportID: transportID),
             requestTimeout: options.requestTimeout,
@@ -462,18 +472,40 @@ public final class DeviceObserver: Sendable {
             state.ownMediaConnection = transportID
             return true
         }
-        guard current else { return }
+        guard current else { return nil }
         do {
             try await connection.openVirtualConnection(to: transportID)
-            _ = try await client.requestStatus().response()
+        } catch {
+            noteMediaStatusFailure(error, of: client)
+            return nil
+        }
+        return StatusReading(client: client, request: client.requestStatus())
+    }
+
+    /// A media status asked for. Awaited apart from the message task, which must go on delivering messages while
+    /// it waits: a device that answers GET_STATUS only with a broadcast answers it through them.
+    private struct StatusReading {
+        let client: RemoteMediaClient
+        let request: MediaRequest
+    }
+
+    private func finish(_ reading: StatusReading) async {
+        do {
+            _ = try await reading.request.response()
             state.withLockedValue { $0.mediaStatusError = nil }
         } catch {
-            logger.debug("cannot read the media status", metadata: ["cast.error": "\(error)"])
-            // Told with the activity: a nil media status would otherwise say that nothing plays.
-            let reason = (error as? CastMediaError)?.message ?? "\(error)"
-            state.withLockedValue { state in
-                if state.mediaClient === client { state.mediaStatusError = reason }
-            }
+            noteMediaStatusFailure(error, of: reading.client)
+        }
+        publish()
+    }
+
+    /// Keeps why `client`'s media status could not be read, while it is the followed one: told with the activity,
+    /// where a nil media status would otherwise say that nothing plays.
+    private func noteMediaStatusFailure(_ error: any Error, of client: RemoteMediaClient) {
+        logger.debug("cannot read the media status", metadata: ["cast.error": "\(error)"])
+        let reason = (error as? CastMediaError)?.message ?? "\(error)"
+        state.withLockedValue { state in
+            if state.mediaClient === client { state.mediaStatusError = reason }
         }
     }
 
@@ -537,7 +569,8 @@ public final class DeviceObserver: Sendable {
             return (transport, connection)
         }
         guard let (transport, connection) = follow else { return }
-        await followOwnMediaConnection(to: transport, on: connection)
+        // The share watcher's task, not the message task: it may wait here.
+        if let reading = await followOwnMediaConnection(to: transport, on: connection) { await finish(reading) }
         publish()
     }
 
