@@ -72,11 +72,52 @@ import Testing
                 ),
                 // Another sender's load, broadcast meanwhile on a device that replies: not ours.
                 statusMessage(statusEntry(session: 8, state: "PLAYING", media: testMedia("phone").json)),
+                // Buffering is not loaded yet: a load that breaks fails after it.
+                statusMessage(statusEntry(session: 9, state: "BUFFERING", media: testMedia("two").json)),
             ],
             answeredBy: statusMessage(statusEntry(session: 9, state: "PLAYING", media: testMedia("two").json))
         )
         #expect(loaded?.mediaSessionID == 9)
         #expect(loaded?.media?.contentID == "https://example.com/two.mp4")
+    }
+
+    /// A load whose new session goes idle with an error failed: by that broadcast on a device that only broadcasts
+    /// (with or without the media in it), and by its reply's reason when the reply comes with the broadcast.
+    @Test func aLoadFailsOnTheBroadcastOfItsSessionIdleWithAnError() async throws {
+        for media in [testMedia("two").json, nil] {
+            let (client, channel) = makeClient()
+            channel.hold()
+            let request = client.loadMedia(testMedia("two"))
+            _ = try await take(1, from: channel.sentStream)
+            client.receive(statusMessage(statusEntry(session: 9, state: "BUFFERING", media: testMedia("two").json)))
+            client.receive(
+                statusMessage(statusEntry(session: 9, state: "IDLE", media: media, extra: ["idleReason": "ERROR"]))
+            )
+            #expect(await failure(of: request)?.code == .loadFailed)
+            channel.release(.failure(CancellationError()), all: true)
+        }
+        // Another session's error (another sender's load failing) is not this load's.
+        let (client, channel) = makeClient()
+        channel.hold()
+        let request = client.loadMedia(testMedia("two"))
+        _ = try await take(1, from: channel.sentStream)
+        client.receive(
+            statusMessage(
+                statusEntry(session: 9, state: "IDLE", media: testMedia("phone").json, extra: ["idleReason": "ERROR"])
+            )
+        )
+        client.receive(statusMessage(statusEntry(session: 10, state: "PLAYING", media: testMedia("two").json)))
+        #expect(try await request.response()?.mediaSessionID == 10)
+        channel.release(.failure(CancellationError()), all: true)
+    }
+
+    /// A LOAD answered with a status whose session is idle with an error did not load.
+    @Test func aLoadAnsweredIdleWithAnErrorFails() async throws {
+        let failed = statusEntry(session: 9, state: "IDLE", extra: ["idleReason": "ERROR"])
+        let (client, _) = makeClient(responder: FakeMediaChannel.echoStatus(failed))
+        #expect(await failure(of: client.loadMedia(testMedia("two")))?.code == .loadFailed)
+        // Any other command answered so is not a failure of its own.
+        try await client.play().response()
     }
 
     @Test func rateAndVolumeAreAnsweredByTheValuesAskedFor() async throws {

@@ -8,7 +8,8 @@ import CastTransport
 package enum BroadcastAnswer: Sendable {
     /// Any status (GET_STATUS).
     case anyStatus
-    /// A new session, not idle, playing one of these content ids (LOAD, QUEUE_LOAD).
+    /// A new session playing or paused on one of these content ids (LOAD, QUEUE_LOAD); buffering is not loaded
+    /// yet (a load that fails does so after it), and a new session idle with an error is the load failing.
     case loaded(Set<String>, replacing: Int?)
     case playing(session: Int?)
     case paused(session: Int?)
@@ -69,13 +70,35 @@ package enum BroadcastAnswer: Sendable {
         }
     }
 
+    /// What a status says of the request.
+    package enum Verdict: Sendable, Equatable {
+        /// It shows what the request asked for.
+        case answered
+        /// It shows the request failed: a load's new session idle with an error.
+        case failed
+        /// Neither: another change, or not yet.
+        case neither
+    }
+
+    /// What `status` (`nil`: no media session) says of the request.
+    package func verdict(on status: MediaStatus?) -> Verdict {
+        if case .loaded(let contentIDs, let previous) = self, let status, status.mediaSessionID != previous,
+            status.playerState == .idle, status.idleReason == .error
+        {
+            // A failed load's status may leave its media out.
+            return status.media.map { contentIDs.contains($0.contentID) } ?? true ? .failed : .neither
+        }
+        return isAnswered(by: status) ? .answered : .neither
+    }
+
     /// Whether `status` (`nil`: no media session) shows it.
     package func isAnswered(by status: MediaStatus?) -> Bool {
         switch self {
         case .anyStatus:
             return true
         case .loaded(let contentIDs, let previous):
-            guard let status, status.mediaSessionID != previous, status.playerState != .idle,
+            guard let status, status.mediaSessionID != previous,
+                status.playerState == .playing || status.playerState == .paused,
                 let contentID = status.media?.contentID
             else { return false }
             return contentIDs.contains(contentID)

@@ -51,6 +51,8 @@ public final class RemoteMediaClient: Sendable {
         var nextAwaitedBroadcast = 0
         /// The live media ``togglePlayback()`` stopped, which its next toggle loads again (one word).
         var stoppedLiveMedia: MediaInformation?
+        /// Whether a reply carrying a request's id has come: the receiver replies, and does not only broadcast.
+        var hasRepliedWithIDs = false
 
         mutating func forgetBroadcastAnswer(to request: MediaRequest) {
             guard !awaitingBroadcast.isEmpty else { return }
@@ -310,17 +312,22 @@ public final class RemoteMediaClient: Sendable {
     private func answerByBroadcast(_ status: MediaStatus?, empty: Bool, sentBefore: Int) {
         // A status message whose entries did not decode says nothing; one with no entries says there is no session.
         guard status != nil || empty else { return }
-        let answered = state.withLock { state -> [MediaRequest] in
-            guard !state.awaitingBroadcast.isEmpty else { return [] }
+        let (answered, failed) = state.withLock { state -> ([MediaRequest], [MediaRequest]) in
+            guard !state.awaitingBroadcast.isEmpty else { return ([], []) }
             var answered: [MediaRequest] = []
+            var failed: [MediaRequest] = []
             state.awaitingBroadcast.removeAll { waiting in
                 if waiting.request.isFinished { return true }
-                guard waiting.sequence < sentBefore, waiting.answer.isAnswered(by: status) else { return false }
-                answered.append(waiting.request)
+                guard waiting.sequence < sentBefore else { return false }
+                switch waiting.answer.verdict(on: status) {
+                case .answered: answered.append(waiting.request)
+                case .failed: failed.append(waiting.request)
+                case .neither: return false
+                }
                 return true
             }
             if state.awaitingBroadcast.isEmpty { state.awaitingBroadcast = [] }
-            return answered
+            return (answered, failed)
         }
         for request in answered {
             logger.debug(
@@ -329,6 +336,11 @@ public final class RemoteMediaClient: Sendable {
             )
             request.finish(.completed(status))
         }
+        // A device that has answered a request with its id sends its LOAD_FAILED, with the reason, after this
+        // broadcast: that reply ends the request. One that never has ends it here.
+        guard !failed.isEmpty, !state.withLock({ $0.hasRepliedWithIDs }) else { return }
+        let failure = CastMediaError(.loadFailed, "the receiver could not load the media (it went idle with an error)")
+        for request in failed { request.finish(.failed(failure)) }
     }
 
     // MARK: - Sending
@@ -425,6 +437,7 @@ public final class RemoteMediaClient: Sendable {
             let outcome: MediaRequest.Outcome
             switch result {
             case .success(let json):
+                self.state.withLock { $0.hasRepliedWithIDs = true }
                 outcome = self.interpret(json, for: type)
             case .failure(let error) where error is CancellationError:
                 outcome = .aborted(.cancelled)
@@ -464,7 +477,15 @@ public final class RemoteMediaClient: Sendable {
     func interpret(_ reply: JSONValue, for type: String) -> MediaRequest.Outcome {
         switch reply["type"]?.stringValue {
         case "MEDIA_STATUS":
-            return .completed(apply(statusMessage: reply))
+            let status = apply(statusMessage: reply)
+            // A load answered with its session already idle with an error did not load.
+            if type == "LOAD" || type == "QUEUE_LOAD", let status, status.playerState == .idle,
+                status.idleReason == .error
+            {
+                let message = "the receiver could not load the media (it answered idle with an error)"
+                return .failed(CastMediaError(.loadFailed, message))
+            }
+            return .completed(status)
         case "QUEUE_ITEM_IDS", "QUEUE_ITEMS", "SESSION_STATE":
             return .completed(mediaStatus)
         default:
