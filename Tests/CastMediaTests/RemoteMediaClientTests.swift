@@ -342,6 +342,33 @@ import Testing
         #expect(await failure(of: client.togglePlayback())?.code == .notSupported)
     }
 
+    /// Some devices list several media sessions in one MEDIA_STATUS (a finished one beside the one playing, in
+    /// either order): the one not idle is the media, then the one followed so far, then the newest.
+    @Test func ofSeveralMediaSessionsTheActiveOneIsTheMedia() async throws {
+        let (client, channel) = makeClient(seeded: false, responder: FakeMediaChannel.echoStatus(nil))
+        let stale = statusEntry(
+            session: 4,
+            state: "IDLE",
+            media: testMedia("old").json,
+            extra: ["idleReason": "FINISHED"]
+        )
+        let live = statusEntry(session: 5, state: "PLAYING", media: testMedia().json)
+        for entries in [[stale, live], [live, stale]] {
+            client.receive(["type": "MEDIA_STATUS", "requestId": 0, "status": .array(entries)])
+            #expect(client.mediaStatus?.mediaSessionID == 5)
+        }
+        try await client.pause().response()
+        #expect(channel.sent.last?["mediaSessionId"] == 5)
+        // Both active: the session followed so far; both idle: the newest.
+        client.receive(statusMessage(live))
+        let other = statusEntry(session: 6, state: "PLAYING", media: testMedia("other").json)
+        client.receive(["type": "MEDIA_STATUS", "requestId": 0, "status": [other, live]])
+        #expect(client.mediaStatus?.mediaSessionID == 5)
+        let finished = statusEntry(session: 7, state: "IDLE", extra: ["idleReason": "FINISHED"])
+        client.receive(["type": "MEDIA_STATUS", "requestId": 0, "status": [finished, stale]])
+        #expect(client.mediaStatus?.mediaSessionID == 7)
+    }
+
     @Test func invalidArgumentsFailLocally() {
         let (client, channel) = makeClient()
         let invalid = [

@@ -238,17 +238,19 @@ public final class RemoteMediaClient: Sendable {
         }
         let entries = message["status"]?.arrayValue ?? []
         let time = now()
-        let previousParts = state.withLock { $0.decodedParts?.value }
-        // Each entry records into parts of its own: only the one that decodes becomes the record.
+        let (previousParts, known) = state.withLock { ($0.decodedParts?.value, $0.status?.mediaSessionID) }
+        // Each entry records into parts of its own: only the one taken becomes the record. Of several media
+        // sessions, the one ``MediaStatus/prefers(_:over:known:)`` picks.
         var parsed: MediaStatus?
         var parts = MediaStatus.DecodedParts()
         for entry in entries {
             var entryParts = MediaStatus.DecodedParts()
-            if let status = try? MediaStatus(json: entry, reusing: previousParts, recording: &entryParts) {
-                parsed = status
-                parts = entryParts
-                break
+            guard let status = try? MediaStatus(json: entry, reusing: previousParts, recording: &entryParts) else {
+                continue
             }
+            if let current = parsed, !MediaStatus.prefers(status, over: current, known: known) { continue }
+            parsed = status
+            parts = entryParts
         }
         let outcome = state.withLock { state -> (previous: MediaStatus?, current: MediaStatus?)? in
             if ordered {

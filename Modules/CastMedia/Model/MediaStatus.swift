@@ -373,3 +373,28 @@ public struct MediaStatus: JSONConvertible, Hashable {
     /// The current queue item, when the status carries it.
     public var currentItem: QueueItem? { items?.first { $0.itemID == currentItemID } }
 }
+
+extension MediaStatus {
+    /// Which of two entries of one MEDIA_STATUS describes the media: some devices list several media sessions (a
+    /// finished one beside the one playing). An entry that is not idle wins, then the session `known` (the one
+    /// followed so far), then the newer session.
+    package static func prefers(_ candidate: MediaStatus, over other: MediaStatus, known: Int?) -> Bool {
+        let (active, otherActive) = (candidate.playerState != .idle, other.playerState != .idle)
+        if active != otherActive { return active }
+        let (isKnown, otherIsKnown) = (candidate.mediaSessionID == known, other.mediaSessionID == known)
+        if isKnown != otherIsKnown { return isKnown }
+        return candidate.mediaSessionID > other.mediaSessionID
+    }
+
+    /// The entry of a MEDIA_STATUS message that describes the media (``prefers(_:over:known:)``), `nil` for none
+    /// (no media session, or no entry that decodes).
+    package static func preferred(in message: JSONValue, known: Int?) -> MediaStatus? {
+        var best: MediaStatus?
+        for entry in message["status"]?.arrayValue ?? [] {
+            guard let status = try? MediaStatus(json: entry) else { continue }
+            if let current = best, !prefers(status, over: current, known: known) { continue }
+            best = status
+        }
+        return best
+    }
+}

@@ -851,7 +851,7 @@ extension CastSession {
                 let statusReply = try await mediaRequest(["type": "GET_STATUS"], to: transportID, until: deadline) {
                     $0["type"]?.stringValue == "MEDIA_STATUS"
                 }
-                var after = Self.firstMediaStatus(in: statusReply)
+                var after = MediaStatus.preferred(in: statusReply, known: request.before?.mediaSessionID)
                 if after?.media == nil, let before = request.before, before.mediaSessionID == after?.mediaSessionID {
                     after?.media = before.media
                 }
@@ -872,10 +872,11 @@ extension CastSession {
                         before: after,
                         position: after?.currentTime ?? 0
                     )
+                    let known = after?.mediaSessionID
                     do {
                         return try await mediaRequest(payload, to: transportID, until: deadline) { json in
                             guard let answer, json["type"]?.stringValue == "MEDIA_STATUS" else { return false }
-                            return answer.isAnswered(by: Self.firstMediaStatus(in: json))
+                            return answer.isAnswered(by: MediaStatus.preferred(in: json, known: known))
                         }
                     } catch let error as CastTransportError where error.code == .connectionClosed {
                         mayHaveArrived = true
@@ -899,11 +900,6 @@ extension CastSession {
     /// How many times a command rides through drops within its timeout at most: a connection that is up for the
     /// session but fails every send must not make it spin until the deadline.
     static let rideThroughAttempts = 10
-
-    /// The first entry of a MEDIA_STATUS that decodes (`nil`: no media session).
-    private static func firstMediaStatus(in message: JSONValue) -> MediaStatus? {
-        message["status"]?.arrayValue?.lazy.compactMap { try? MediaStatus(json: $0) }.first
-    }
 
     /// The error for a request that waited for a reconnection the session ended instead: nothing to control when
     /// the app is gone (the device restarted, another sender stopped it), else the session's end.
