@@ -166,6 +166,94 @@ import Testing
         #expect(status?.mediaSessionID == 12)
     }
 
+    /// A jump to an item, a seek past the end (the device clamps it) and a text style are answered by the status
+    /// that shows them; queue inserts, removals and reorders by the QUEUE_CHANGE that announces them.
+    @Test func jumpsClampedSeeksStylesAndQueueEditsHaveAnswers() async throws {
+        _ = try await answer(
+            { $0.queueJump(toItemID: 3) },
+            ignoring: [statusMessage(statusEntry(extra: ["currentItemId": 2]))],
+            answeredBy: statusMessage(statusEntry(extra: ["currentItemId": 3]))
+        )
+        // The seeded media lasts 600 s.
+        let end = try await answer(
+            { $0.seek(.to(700)) },
+            ignoring: [statusMessage(statusEntry(time: 10))],
+            answeredBy: statusMessage(statusEntry(time: 600))
+        )
+        #expect(end?.currentTime == 600)
+        var style = TextTrackStyle()
+        style.foregroundColor = "#FF0000FF"
+        var styled = testMedia()
+        styled.textTrackStyle = style
+        _ = try await answer(
+            { $0.setTextTrackStyle(style) },
+            ignoring: [statusMessage(statusEntry(media: testMedia().json))],
+            answeredBy: statusMessage(statusEntry(media: styled.json))
+        )
+        func change(_ type: String, _ ids: [Int], before: Int? = nil) -> JSONValue {
+            var change: JSONValue = [
+                "type": "QUEUE_CHANGE", "changeType": .string(type), "itemIds": .array(ids.map { .number(Double($0)) }),
+            ]
+            if let before { change["insertBefore"] = .number(Double(before)) }
+            return change
+        }
+        _ = try await answer(
+            { $0.queueInsert([QueueItem(media: testMedia("a")), QueueItem(media: testMedia("b"))], before: 2) },
+            ignoring: [change("INSERT", [9]), change("INSERT", [9, 10]), change("REMOVE", [1, 2])],
+            answeredBy: change("INSERT", [9, 10], before: 2)
+        )
+        _ = try await answer(
+            { $0.queueRemove([2, 999]) },
+            ignoring: [change("REMOVE", [3]), change("INSERT", [2])],
+            answeredBy: change("REMOVE", [2])
+        )
+        _ = try await answer(
+            { $0.queueReorder([4, 1], before: 2) },
+            ignoring: [change("UPDATE", [4]), change("REMOVE", [4, 1])],
+            answeredBy: change("UPDATE", [1, 4], before: 2)
+        )
+    }
+
+    /// A device that neither replies nor announces queue changes shows an edit only in the items its statuses list.
+    @Test func queueEditsAreAnsweredByTheItemsAStatusLists() async throws {
+        func listing(_ ids: [Int]) -> JSONValue {
+            let items: [JSONValue] = ids.map { ["itemId": .number(Double($0)), "media": testMedia("m\($0)").json] }
+            return statusMessage(statusEntry(extra: ["items": .array(items)]))
+        }
+        _ = try await answer(
+            { client in
+                client.receive(listing([1, 2, 3]))
+                return client.queueRemove([2])
+            },
+            ignoring: [listing([1, 2, 3])],
+            answeredBy: listing([1, 3])
+        )
+        _ = try await answer(
+            { client in
+                client.receive(listing([1, 2, 3]))
+                return client.queueReorder([3], before: 1)
+            },
+            ignoring: [listing([1, 2, 3]), listing([1, 3, 2])],
+            answeredBy: listing([3, 1, 2])
+        )
+        _ = try await answer(
+            { client in
+                client.receive(listing([1, 2, 3]))
+                return client.queueInsert([QueueItem(media: testMedia("new"))], before: 2)
+            },
+            ignoring: [listing([1, 2, 3]), listing([1, 2, 3, 9])],
+            answeredBy: listing([1, 9, 2, 3])
+        )
+        _ = try await answer(
+            { client in
+                client.receive(listing([1, 2, 3]))
+                return client.queueInsert([QueueItem(media: testMedia("new"))])
+            },
+            ignoring: [listing([9, 1, 2, 3])],
+            answeredBy: listing([1, 2, 3, 9])
+        )
+    }
+
     /// Another sender's reply, shown by a device that addresses replies to `*`, carries an id above any of ours: it
     /// is a status like an unsolicited one, and our own replies' statuses still apply after it.
     @Test func anotherSendersReplyDoesNotHideOurOwnReplies() async throws {

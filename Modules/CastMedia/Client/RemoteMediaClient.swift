@@ -188,10 +188,12 @@ public final class RemoteMediaClient: Sendable {
             let status = apply(statusMessage: message, inArrivalOrder: true)
             answerByBroadcast(status, empty: message["status"]?.arrayValue?.isEmpty == true, sentBefore: sentBefore)
         case "QUEUE_CHANGE":
+            let sentBefore = state.withLock { $0.nextAwaitedBroadcast }
             let change = QueueChange(json: message)
             queue.apply(change)
             eventBroadcaster.yield(.queueChanged(change))
             eventBroadcaster.yield(.queueUpdated)
+            answerByQueueChange(change, sentBefore: sentBefore)
         default:
             break
         }
@@ -343,6 +345,24 @@ public final class RemoteMediaClient: Sendable {
         guard !failed.isEmpty, !state.withLock({ $0.hasRepliedWithIDs }) else { return }
         let failure = CastMediaError(.loadFailed, "the receiver could not load the media (it went idle with an error)")
         for request in failed { request.finish(.failed(failure)) }
+    }
+
+    /// Ends the queue edits a QUEUE_CHANGE announces, with the current status, on a device that has never replied
+    /// with a request's id. One that replies sends its reply after the change and the status that shows it.
+    private func answerByQueueChange(_ change: QueueChange, sentBefore: Int) {
+        let answered = state.withLock { state -> [MediaRequest] in
+            guard !state.awaitingBroadcast.isEmpty, !state.hasRepliedWithIDs else { return [] }
+            var answered: [MediaRequest] = []
+            state.awaitingBroadcast.removeAll { waiting in
+                guard waiting.sequence < sentBefore, waiting.answer.isAnswered(by: change) else { return false }
+                answered.append(waiting.request)
+                return true
+            }
+            if state.awaitingBroadcast.isEmpty { state.awaitingBroadcast = [] }
+            return answered
+        }
+        let status = mediaStatus
+        for request in answered { request.finish(.completed(status)) }
     }
 
     // MARK: - Sending
