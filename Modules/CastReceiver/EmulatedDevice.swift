@@ -683,7 +683,10 @@ public final class EmulatedDevice: Sendable {
     /// nothing due if a command moved the transition) and arms the next. Cancelling instead would search every
     /// timer of the event loop on each PAUSE and PLAY.
     func rescheduleMedia(state: inout State, now: Double) {
-        guard let deadline = state.running.player?.nextDeadline(after: now) else { return }
+        // A deadline past the clock's horizon (media of 1e10 s, a break at 1e12 s) never comes: no timer.
+        guard let deadline = state.running.player?.nextDeadline(after: now), deadline.isFinite,
+            deadline - now < Duration.emulatorHorizon
+        else { return }
         if let armed = state.mediaTimerDeadline, armed <= deadline { return }
         state.mediaTimerDeadline = deadline
         state.mediaTimer = clock.schedule(after: .emulatorSeconds(deadline - now)) { [weak self] in
@@ -772,7 +775,15 @@ extension EmulatedDevice {
 extension Duration {
     /// `seconds`, as the emulator's players and faults count, rounded to whole nanoseconds, so a deadline worked
     /// out in seconds falls exactly where a test's sum of durations (`.seconds(3)`, `.milliseconds(300)`) does.
+    ///
+    /// Total: a negative or NaN delay is none, and one beyond ``emulatorHorizon`` (or infinite) is the horizon, where
+    /// a conversion to whole nanoseconds would trap on overflow.
     static func emulatorSeconds(_ seconds: Double) -> Duration {
-        .nanoseconds(Int64((max(0, seconds) * 1e9).rounded()))
+        guard seconds > 0 else { return .zero }
+        return .nanoseconds(Int64((min(seconds, emulatorHorizon) * 1e9).rounded()))
     }
+
+    /// The longest delay the emulator arms a timer for (about 31 years); a later deadline counts as never.
+    /// Far below `Int64.max` nanoseconds (292 years), so a clock adding it to its time cannot overflow either.
+    static var emulatorHorizon: Double { 1e9 }
 }

@@ -12,7 +12,7 @@ extension MediaPlayer {
     /// QUEUE_INSERT / REMOVE / REORDER / UPDATE / NEXT / PREV / SHUFFLE on the current session.
     mutating func editQueue(_ type: String, _ request: [String: JSONValue], at now: Double) -> QueueEditOutcome {
         guard var session else { return .failure("INVALID_PARAMS") }
-        let currentTime = request["currentTime"]?.doubleValue
+        let currentTime = request["currentTime"]?.seconds
         func ids(_ key: String) -> [Int]? { request[key]?.arrayValue?.compactMap(\.intValue) }
         func change(_ changeType: String, _ itemIds: [Int], insertBefore: Int? = nil) -> JSONValue {
             var change: JSONValue = [
@@ -161,7 +161,7 @@ extension MediaPlayer {
                 guard session.queue.indices.contains(target) else { return .failure("END_OF_QUEUE") }
                 jump(toItem: session.queue[target].itemId, at: now, startTime: currentTime)
             } else if let currentTime, self.session?.playerState != "IDLE" {
-                self.session?.position = currentTime
+                self.session?.position = max(0, currentTime)
                 self.session?.anchorTime = now
             }
             return .success(announcement)

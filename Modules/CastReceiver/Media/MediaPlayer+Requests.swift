@@ -12,8 +12,8 @@ extension MediaPlayer {
     /// Where a SEEK moves from `position` (never before the start; the caller clamps to the duration), or nil
     /// when it names no time.
     static func seekTarget(of request: [String: JSONValue], from position: Double) -> Double? {
-        if let relative = request["relativeTime"]?.doubleValue { return max(0, position + relative) }
-        if let absolute = request["currentTime"]?.doubleValue { return max(0, absolute) }
+        if let relative = request["relativeTime"]?.seconds { return max(0, position + relative) }
+        if let absolute = request["currentTime"]?.seconds { return max(0, absolute) }
         return nil
     }
 
@@ -139,7 +139,7 @@ extension MediaPlayer {
             session.itemStartPosition = -.infinity
             // Breaks the seek jumped over are not played again later.
             for item in session.current.breaks {
-                if let id = item["id"]?.stringValue, let position = item["position"]?.doubleValue, position > 0,
+                if let id = item["id"]?.stringValue, let position = item["position"]?.seconds, position > 0,
                     position < target
                 {
                     session.watchedBreaks.insert(id)
@@ -289,7 +289,7 @@ extension MediaPlayer {
     private mutating func forceClipEnd(at now: Double) -> [MediaDelivery<Requester>] {
         guard var session, var adBreak = session.adBreak else { return [] }
         let clipId = adBreak.clipIds[adBreak.clipIndex]
-        adBreak.clipPosition = session.current.clip(clipId)?["duration"]?.doubleValue ?? 15
+        adBreak.clipPosition = Self.clipDuration(session.current, clipId)
         adBreak.anchorTime = now
         let wasPlaying = session.playerState
         session.adBreak = adBreak
@@ -464,7 +464,7 @@ extension MediaPlayer {
         }
         self.session = session
         let autoplay = request["autoplay"]?.boolValue ?? entries[startIndex].autoplay
-        start(index: startIndex, at: now, startTime: request["currentTime"]?.doubleValue, autoplay: autoplay)
+        start(index: startIndex, at: now, startTime: request["currentTime"]?.seconds, autoplay: autoplay)
         if let ids = request["activeTrackIds"]?.arrayValue?.compactMap(\.intValue) {
             self.session?.activeTrackIds = ids
         }

@@ -30,8 +30,8 @@ extension MediaPlayer {
             if nextIndex(of: session, wrapping: true) != nil { bits |= MediaCommandBits.queueNext }
             if session.currentIndex > 0 || session.repeatMode != "REPEAT_OFF" { bits |= MediaCommandBits.queuePrev }
         }
-        if let status = breakStatus(of: session, at: now), let skippable = status["whenSkippable"]?.doubleValue,
-            skippable <= (status["currentBreakClipTime"]?.doubleValue ?? 0)
+        if let status = breakStatus(of: session, at: now), let skippable = status["whenSkippable"]?.seconds,
+            skippable <= (status["currentBreakClipTime"]?.seconds ?? 0)
         {
             bits |= MediaCommandBits.skipAd
         }
@@ -45,7 +45,7 @@ extension MediaPlayer {
         if session.playerState == "PLAYING" { clipTime += now - adBreak.anchorTime }
         var previousClips = 0.0
         for id in adBreak.clipIds.prefix(adBreak.clipIndex) {
-            previousClips += session.current.clip(id)?["duration"]?.doubleValue ?? 15
+            previousClips += Self.clipDuration(session.current, id)
         }
         var status: JSONValue = [
             "breakId": .string(adBreak.breakId),

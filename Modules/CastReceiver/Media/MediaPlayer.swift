@@ -139,12 +139,18 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
     /// the default for BUFFERED media without one); `nil` for live streams.
     func duration(of entry: Entry) -> Double? {
         var full: Double? = entry.isLive ? nil : settings.defaultDuration
-        if let value = entry.media["duration"]?.doubleValue, value > 0 { full = value }
-        if let limit = entry.item["playbackDuration"]?.doubleValue, limit > 0 {
-            let end = (entry.item["startTime"]?.doubleValue ?? 0) + limit
+        if let value = entry.media["duration"]?.seconds, value > 0 { full = value }
+        if let limit = entry.item["playbackDuration"]?.seconds, limit > 0 {
+            let end = max(0, entry.item["startTime"]?.seconds ?? 0) + limit
             return full.map { min($0, end) } ?? end
         }
         return full
+    }
+
+    /// `time` when it is finite, clamped to ±``longestMediaTime``; `nil` otherwise.
+    static func sanitized(_ time: Double?) -> Double? {
+        guard let time, time.isFinite else { return nil }
+        return min(max(time, -longestMediaTime), longestMediaTime)
     }
 
     mutating func reanchor(at now: Double) {
@@ -175,7 +181,7 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         if let duration = duration(of: session.current) {
             deadlines.append(session.anchorTime + max(0, duration - session.position) / rate)
             if session.preloadedItemId == nil, let next = nextIndex(of: session, wrapping: true),
-                let preload = session.queue[next].item["preloadTime"]?.doubleValue, preload > 0
+                let preload = session.queue[next].item["preloadTime"]?.seconds, preload > 0
             {
                 let at = session.anchorTime + max(0, duration - preload - session.position) / rate
                 deadlines.append(max(at, now))
@@ -188,13 +194,18 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
     }
 
     private func clipDuration(_ entry: Entry, _ clipId: String) -> Double {
-        entry.clip(clipId)?["duration"]?.doubleValue ?? 15
+        Self.clipDuration(entry, clipId)
+    }
+
+    /// A break clip's length: its `duration`, or 15 s when it gives none (or no usable one).
+    static func clipDuration(_ entry: Entry, _ clipId: String) -> Double {
+        max(0, entry.clip(clipId)?["duration"]?.seconds ?? 15)
     }
 
     private func nextMidrollPosition(in session: Session) -> Double? {
         session.current.breaks.compactMap { item -> Double? in
             guard let id = item["id"]?.stringValue, !session.watchedBreaks.contains(id),
-                let position = item["position"]?.doubleValue, position > 0, position > session.position
+                let position = item["position"]?.seconds, position > 0, position > session.position
             else { return nil }
             return position
         }.min()
@@ -265,7 +276,7 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         guard var session else { return false }
         for item in session.current.breaks {
             guard let id = item["id"]?.stringValue, !session.watchedBreaks.contains(id),
-                let position = item["position"]?.doubleValue, matches(position)
+                let position = item["position"]?.seconds, matches(position)
             else { continue }
             let clipIds = item["breakClipIds"]?.arrayValue?.compactMap(\.stringValue) ?? []
             guard !clipIds.isEmpty else {
@@ -335,7 +346,8 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         guard var session, session.queue.indices.contains(index) else { return }
         session.currentIndex = index
         let entry = session.queue[index]
-        session.position = startTime ?? entry.item["startTime"]?.doubleValue ?? 0
+        // Never before the start, as SEEK does.
+        session.position = max(0, Self.sanitized(startTime) ?? entry.item["startTime"]?.seconds ?? 0)
         session.itemStartPosition = session.position
         session.anchorTime = time
         session.playerState = (autoplay ?? entry.autoplay) ? "PLAYING" : "PAUSED"
@@ -354,4 +366,16 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
             _ = startBreak(where: { $0 == 0 }, resumeAt: 0, at: time)
         }
     }
+}
+
+/// The largest time, duration or position (seconds, about 31,700 years) the player counts with: a request may
+/// carry any JSON number (`1e300`), and sums and differences of such values must stay finite, so that no deadline
+/// or position becomes infinite or NaN. A deadline that far away never comes on the emulator's clock.
+let longestMediaTime: Double = 1e12
+
+extension JSONValue {
+    /// A time, duration or position in seconds: the number when it is finite, clamped to ±``longestMediaTime``;
+    /// `nil` for anything else (absent, not a number, infinite or NaN, which a JSON parser may produce from
+    /// `1e400`), so that the player's arithmetic stays finite.
+    var seconds: Double? { MediaPlayer<Int>.sanitized(doubleValue) }
 }

@@ -1,0 +1,111 @@
+import CastTransport
+import Testing
+
+@testable import CastReceiver
+
+// Requests that are legal JSON but carry values a sane sender never sends (times of 1e12 s, NaN, infinities,
+// out-of-range indexes): the player must stay total and answer each as a device would.
+
+/// Every number a time, duration or position may carry on the wire, plus the non-finite ones a JSON parser may
+/// produce (`1e400`).
+private let awkwardTimes: [Double] = [
+    0, -1, -5, 1e10, -1e10, 1e12, -1e12, 1e300, -1e300, .greatestFiniteMagnitude, .infinity, -.infinity, .nan,
+]
+
+/// Whether every time in a status entry (and its break status) is a finite number.
+private func hasFiniteTimes(_ status: JSONValue?) -> Bool {
+    guard let status else { return true }
+    let times = [
+        status["currentTime"], status["breakStatus"]?["currentBreakTime"],
+        status["breakStatus"]?["currentBreakClipTime"],
+    ]
+    return times.allSatisfy { $0 == nil || $0?.doubleValue?.isFinite == true }
+}
+
+@Suite("MediaPlayer: awkward values")
+struct MediaPlayerAwkwardValueTests {
+    /// The requests the tester's senders crashed the emulator with, each with every awkward time.
+    private static func requests(with time: Double) -> [(String, [String: JSONValue])] {
+        let value = JSONValue.number(time)
+        let clip: JSONValue = ["id": "c", "duration": value, "whenSkippable": value]
+        return [
+            ("LOAD", ["media": Fixture.movie(duration: time)]),
+            ("LOAD", ["media": Fixture.movie(duration: nil), "currentTime": value]),
+            ("LOAD", ["media": Fixture.movie(), "currentTime": value]),
+            (
+                "LOAD",
+                [
+                    "media": Fixture.movie(
+                        duration: nil,
+                        ["streamType": "LIVE", "breaks": [["id": "b", "breakClipIds": ["c"], "position": value]]]
+                    )
+                ]
+            ),
+            (
+                "LOAD",
+                [
+                    "media": Fixture.movie(
+                        duration: 100,
+                        ["breakClips": [clip], "breaks": [["id": "b", "breakClipIds": ["c"], "position": 0]]]
+                    )
+                ]
+            ),
+            (
+                "QUEUE_LOAD",
+                [
+                    "items": [
+                        Fixture.item(Fixture.song(1, duration: 10), ["playbackDuration": value, "startTime": value]),
+                        Fixture.item(Fixture.song(2, duration: 10), ["preloadTime": value]),
+                    ]
+                ]
+            ),
+        ]
+    }
+
+    @Test(arguments: awkwardTimes)
+    func timesOfAnySizeNeverTrapAndStayFinite(time: Double) {
+        for (type, fields) in Self.requests(with: time) {
+            var harness = PlayerHarness()
+            harness.send(type, fields)
+            #expect(hasFiniteTimes(harness.status), "\(type) \(fields): \(String(describing: harness.status))")
+            if let deadline = harness.player.nextDeadline(after: harness.now) {
+                #expect(deadline.isFinite && deadline >= harness.now, "\(type) with \(time): deadline \(deadline)")
+            }
+            // Commands with the same value on whatever loaded, then time passing far beyond any sane deadline.
+            let value = JSONValue.number(time)
+            harness.send("SEEK", ["currentTime": value], expectReply: false)
+            harness.send("SEEK", ["relativeTime": value], expectReply: false)
+            harness.send("QUEUE_UPDATE", ["currentTime": value], expectReply: false)
+            for later in [1.0, 1e6, 1e9, 2e12] {
+                harness.advance(to: later)
+                #expect(hasFiniteTimes(harness.status), "\(type) with \(time) at \(later)")
+                if let deadline = harness.player.nextDeadline(after: later) {
+                    #expect(deadline.isFinite, "\(type) with \(time) at \(later): deadline \(deadline)")
+                }
+            }
+            for entry in harness.log.compactMap(\.firstStatus) {
+                #expect(hasFiniteTimes(entry), "\(type) with \(time): \(entry)")
+            }
+        }
+    }
+
+    /// A duration far beyond the clock's reach plays (no end is due), and positions never go negative.
+    @Test func aDurationOfTenBillionSecondsPlays() {
+        var harness = Fixture.loaded(Fixture.movie(duration: 1e10))
+        harness.advance(to: 100)
+        #expect(harness.status?["playerState"] == "PLAYING")
+        #expect(harness.status?["currentTime"] == 100)
+        #expect(harness.player.nextDeadline(after: 100) == 1e10)
+    }
+}
+
+@Suite("MediaPlayer: answers as a device")
+struct MediaPlayerDeviceAnswerTests {
+    /// A negative start position plays from 0, as SEEK clamps.
+    @Test func aNegativeCurrentTimePlaysFromTheStart() {
+        var harness = Fixture.loaded(Fixture.movie(), ["currentTime": -5])
+        #expect(harness.status?["currentTime"] == 0)
+        harness.advance(to: 3)
+        #expect(harness.status?["currentTime"] == 3)
+    }
+}
