@@ -465,16 +465,33 @@ public final class EmulatedDevice: Sendable {
     private func deliver(_ outgoing: [Outgoing], delay: Double?) {
         guard !outgoing.isEmpty else { return }
         if let delay, delay > 0 {
-            clock.schedule(after: .emulatorSeconds(delay)) { [wireLog, id = configuration.id] in
-                Self.post(outgoing, wireLog: wireLog, deviceID: id)
+            clock.schedule(after: .emulatorSeconds(delay)) { [wireLog, logger, id = configuration.id] in
+                Self.post(outgoing, wireLog: wireLog, deviceID: id, logger: logger)
             }
         } else {
-            Self.post(outgoing, wireLog: wireLog, deviceID: configuration.id)
+            Self.post(outgoing, wireLog: wireLog, deviceID: configuration.id, logger: logger)
         }
     }
 
     /// One queued write per connection, its messages in order.
-    private static func post(_ outgoing: [Outgoing], wireLog: WireLog?, deviceID: String) {
+    ///
+    /// A message over the frame limit would fail its write where nobody hears of it (a post reports nothing):
+    /// it is left out with a warning instead, so a sender left without its reply can be explained from the log.
+    private static func post(_ outgoing: [Outgoing], wireLog: WireLog?, deviceID: String, logger: Logger) {
+        var outgoing = outgoing
+        outgoing.removeAll { item in
+            do {
+                try item.message.checkFrameSize()
+                return false
+            } catch {
+                logger.warning(
+                    "not sending a message: \(error)",
+                    metadata: ["cast.destination": "\(item.message.destinationID)"]
+                )
+                return true
+            }
+        }
+        guard !outgoing.isEmpty else { return }
         if let wireLog {
             for item in outgoing { wireLog.record(item.message, direction: "send", device: deviceID) }
         }
@@ -643,34 +660,29 @@ public final class EmulatedDevice: Sendable {
                 var payload = delivery.payload
                 let asBroadcast = faults.statusOnlyByBroadcast && payload["type"]?.stringValue == "MEDIA_STATUS"
                 if asBroadcast { payload["requestId"] = 0 }
-                out.append(
-                    Outgoing(
-                        connection: peer.connection,
-                        message: CastMessage(
-                            sourceID: transportID,
-                            destinationID: faults.addressesRepliesToBroadcast || asBroadcast
-                                ? CastEndpoint.broadcast : requester.senderID,
-                            namespace: CastNamespace.media,
-                            json: payload
-                        )
-                    )
+                let message = CastMessage(
+                    sourceID: transportID,
+                    destinationID: faults.addressesRepliesToBroadcast || asBroadcast
+                        ? CastEndpoint.broadcast : requester.senderID,
+                    namespace: CastNamespace.media,
+                    json: payload
                 )
+                // One that cannot be made to fit is left out with a warning when posted.
+                let fitted = MediaStatusFitting.fitted(message, payload: payload) ?? message
+                out.append(Outgoing(connection: peer.connection, message: fitted))
             case .everyone(let excluded):
+                let message = CastMessage(
+                    sourceID: transportID,
+                    destinationID: CastEndpoint.broadcast,
+                    namespace: CastNamespace.media,
+                    json: delivery.payload
+                )
+                let fitted = MediaStatusFitting.fitted(message, payload: delivery.payload) ?? message
                 for (id, peer) in state.peers.sorted(by: { $0.key < $1.key }) {
                     let listeners = peer.virtualConnections.filter { $0.endpoint == transportID }
                     guard !listeners.isEmpty else { continue }
                     if let excluded, excluded.connectionID == id, listeners.count == 1 { continue }
-                    out.append(
-                        Outgoing(
-                            connection: peer.connection,
-                            message: CastMessage(
-                                sourceID: transportID,
-                                destinationID: CastEndpoint.broadcast,
-                                namespace: CastNamespace.media,
-                                json: delivery.payload
-                            )
-                        )
-                    )
+                    out.append(Outgoing(connection: peer.connection, message: fitted))
                 }
             }
         }

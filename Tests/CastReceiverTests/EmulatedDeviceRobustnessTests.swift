@@ -37,4 +37,83 @@ struct EmulatedDeviceRobustnessTests {
             await sender.close()
         }
     }
+
+    /// A status repeats the media in `items[].media`: media of 33 kB made a 66 kB reply no frame can carry, and
+    /// the sender never got it (nor any later status). The items lose their media first.
+    @Test func aReplyOverTheFrameLimitLosesItemMediaAndStillArrives() async throws {
+        try await withDevice { device, _ in
+            let sender = try await TestSender.connect(to: device)
+            let transportID = try await sender.launchAndConnect(dmr)
+            let title = String(repeating: "t", count: 33_000)
+            let media: JSONValue = [
+                "contentId": "http://x/a.mp4", "contentType": "video/mp4", "streamType": "BUFFERED",
+                "metadata": ["metadataType": 0, "title": .string(title)],
+            ]
+            let loaded = try await sender.media(
+                ["type": "LOAD", "media": media],
+                to: transportID,
+                timeout: .seconds(10)
+            )
+            let status = try #require(loaded.firstStatus)
+            #expect(status["media"]?["metadata"]?["title"] == .string(title))
+            #expect(status["items"]?[0]?["media"] == nil)
+            #expect(status["items"]?[0]?["itemId"] == 1)
+            let again = try await sender.media(["type": "GET_STATUS"], to: transportID, timeout: .seconds(10))
+            #expect(again.firstStatus?["mediaSessionId"] == 1)
+            await sender.close()
+        }
+    }
+
+    /// Eleven items of 5.6 kB each: the reply keeps the current item only, without its media.
+    @Test func aQueueOverTheFrameLimitIsShortenedInTheReply() async throws {
+        try await withDevice { device, _ in
+            let sender = try await TestSender.connect(to: device)
+            let transportID = try await sender.launchAndConnect(dmr)
+            let items: [JSONValue] = (0..<11).map { index in
+                [
+                    "media": [
+                        "contentId": .string("http://x/\(index).mp4"), "contentType": "video/mp4",
+                        "streamType": "BUFFERED",
+                        "metadata": ["metadataType": 0, "title": .string(String(repeating: "t", count: 5_600))],
+                    ]
+                ]
+            }
+            let loaded = try await sender.media(
+                ["type": "QUEUE_LOAD", "items": .array(items)],
+                to: transportID,
+                timeout: .seconds(10)
+            )
+            let status = try #require(loaded.firstStatus)
+            #expect(status["currentItemId"] == 1)
+            #expect(status["media"]?["contentId"] == "http://x/0.mp4")
+            let listed = status["items"]?.arrayValue ?? []
+            #expect(!listed.isEmpty && listed.allSatisfy { $0["media"] == nil })
+            let ids = try await sender.media(
+                ["type": "QUEUE_GET_ITEM_IDS", "mediaSessionId": 1],
+                to: transportID,
+                timeout: .seconds(10)
+            )
+            #expect(ids["itemIds"]?.arrayValue?.count == 11)
+            await sender.close()
+        }
+    }
+
+    @Test func shrinkingDropsItemMediaThenItemsThenMedia() throws {
+        let entry: JSONValue = [
+            "mediaSessionId": 1, "currentItemId": 2, "media": ["contentId": "b"],
+            "items": [["itemId": 1, "media": ["contentId": "a"]], ["itemId": 2, "media": ["contentId": "b"]]],
+        ]
+        var payload: JSONValue = ["type": "MEDIA_STATUS", "requestId": 3, "status": [entry]]
+        var stages: [JSONValue] = []
+        while let smaller = MediaStatusFitting.shrunk(payload) {
+            payload = smaller
+            stages.append(try #require(smaller.firstStatus))
+        }
+        #expect(stages.count == 4)
+        #expect(stages[0]["items"] == [["itemId": 1], ["itemId": 2]])
+        #expect(stages[1]["items"] == [["itemId": 2]])
+        #expect(stages[2]["items"] == nil && stages[2]["media"] != nil)
+        #expect(stages[3] == ["mediaSessionId": 1, "currentItemId": 2])
+        #expect(payload["requestId"] == 3)
+    }
 }

@@ -123,3 +123,87 @@ extension MediaPlayer {
         MediaDelivery(recipient: .everyone(except: except), payload: statusMessage(at: now, requestId: 0))
     }
 }
+
+/// Makes media messages fit the 64 KiB frame limit, so that every request still gets its one reply
+/// (cast-protocol.md §9): a status repeats the media in `items[].media`, so a LOAD whose media is over 32 KiB
+/// (a long title, many tracks) would otherwise produce a status no frame can carry, and the sender would wait for a
+/// reply that never comes.
+enum MediaStatusFitting {
+    /// `payload` one step smaller, dropping what a sender can do without first, or `nil` when nothing is left to
+    /// drop. For MEDIA_STATUS, in each entry: `items[].media` (senders fetch items with QUEUE_GET_ITEMS), then
+    /// every item but the current one, then `items`, then `media` (senders keep the last `media` they saw,
+    /// §7.3), `queueData`, `customData` and the LOADING media in `extendedStatus`. For QUEUE_ITEMS, its last item.
+    static func shrunk(_ payload: JSONValue) -> JSONValue? {
+        switch payload["type"]?.stringValue {
+        case "MEDIA_STATUS":
+            guard var entries = payload["status"]?.arrayValue?.map({ $0.objectValue ?? [:] }) else { return nil }
+            for step in steps {
+                var changed = false
+                for index in entries.indices where step(&entries[index]) { changed = true }
+                if changed {
+                    var smaller = payload
+                    smaller["status"] = .array(entries.map { .object($0) })
+                    return smaller
+                }
+            }
+            return nil
+        case "QUEUE_ITEMS":
+            guard var items = payload["items"]?.arrayValue, !items.isEmpty else { return nil }
+            items.removeLast()
+            var smaller = payload
+            smaller["items"] = .array(items)
+            return smaller
+        default:
+            return nil
+        }
+    }
+
+    /// Each step drops one thing from a status entry, answering whether there was anything to drop.
+    private static let steps: [@Sendable (inout [String: JSONValue]) -> Bool] = [
+        { entry in
+            guard let items = entry["items"]?.arrayValue, items.contains(where: { $0["media"] != nil }) else {
+                return false
+            }
+            entry["items"] = .array(
+                items.map { item in
+                    var item = item.objectValue ?? [:]
+                    item["media"] = nil
+                    return .object(item)
+                }
+            )
+            return true
+        },
+        { entry in
+            guard let items = entry["items"]?.arrayValue, items.count > 1 else { return false }
+            entry["items"] = .array(items.filter { $0["itemId"] != nil && $0["itemId"] == entry["currentItemId"] })
+            return true
+        },
+        { entry in entry.removeValue(forKey: "items") != nil },
+        { entry in entry.removeValue(forKey: "media") != nil },
+        { entry in entry.removeValue(forKey: "queueData") != nil },
+        { entry in entry.removeValue(forKey: "customData") != nil },
+        { entry in
+            guard var extended = entry["extendedStatus"]?.objectValue, extended["media"] != nil else { return false }
+            extended["media"] = nil
+            entry["extendedStatus"] = .object(extended)
+            return true
+        },
+    ]
+
+    /// `message` with its payload shrunk (``shrunk(_:)``) until it fits a frame; `nil` when it cannot be made to.
+    static func fitted(_ message: CastMessage, payload: JSONValue) -> CastMessage? {
+        var message = message
+        var payload = payload
+        while (try? message.checkFrameSize()) == nil {
+            guard let smaller = shrunk(payload) else { return nil }
+            payload = smaller
+            message = CastMessage(
+                sourceID: message.sourceID,
+                destinationID: message.destinationID,
+                namespace: message.namespace,
+                json: payload
+            )
+        }
+        return message
+    }
+}
