@@ -112,6 +112,8 @@ struct CastReceiverCommand: AsyncParsableCommand {
     )
     var prerollAd: String?
     @Flag(help: "Fetch media on LOAD as a device does, and fail LOAD as a device would.") var fetchMedia = false
+    @Flag(help: "Live streams cannot pause or seek (by default they can, as on the Default Media Receiver).")
+    var liveCannotPause = false
     @Option(help: "App id of the emulated Android TV (Cast Connect) app.") var androidTVAppID = "A1B2C3D4"
     @Option(help: "A custom echo app as APPID=urn:x-cast:namespace (repeatable).") var echoApp: [String] = []
     @Option(help: "Minimum log level (trace, debug, info, notice, warning, error, critical, off).")
@@ -274,6 +276,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
             configuration.defaultMediaDuration = defaultDuration
             configuration.loadDuration = loadDuration
             configuration.prerollAd = preroll
+            configuration.liveStreamsCannotPause = liveCannotPause
             configuration.fetchesMedia = fetchMedia
             configuration.maximumConnections = maxConnections
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))

@@ -38,6 +38,10 @@ public struct DeviceConfiguration: Sendable {
     public var fetchesMedia = false
     /// How long LOAD takes before playback starts, in seconds. Defaults to 0 (immediate).
     public var loadDuration: Double = 0
+    /// Whether live streams cannot pause or seek (no PAUSE or SEEK in `supportedMediaCommands`), as with some
+    /// apps' receivers: senders must stop them instead. Defaults to `false`: like the Default Media Receiver
+    /// (cast-protocol.md §7.4), live streams pause and seek.
+    public var liveStreamsCannotPause = false
     /// An ad break played before each loaded media that brings no breaks of its own, as an app that inserts ads
     /// does; `nil` (the default) plays only the breaks a LOAD carries.
     public var prerollAd: PrerollAd?

@@ -115,6 +115,7 @@ extension EmulatedDevice {
             settings.defaultDuration = configuration.defaultMediaDuration
             settings.loadDuration = configuration.loadDuration
             settings.prerollAd = configuration.prerollAd
+            settings.liveStreamsCannotPause = configuration.liveStreamsCannotPause
             if let failure = configuration.contentFailure { settings.failure = failure }
             player = MediaPlayer(settings: settings)
         }

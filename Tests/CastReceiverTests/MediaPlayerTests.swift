@@ -998,8 +998,9 @@ struct MediaPlayerErrorTests {
         #expect(outcome.reply == ["type": "INVALID_REQUEST", "reason": "INVALID_COMMAND", "requestId": 1])
     }
 
-    @Test func pauseOnALiveStreamIsNotSupported() {
-        var harness = Fixture.loaded(Fixture.movie(duration: nil, ["streamType": "LIVE"]))
+    @Test func pauseOnALiveStreamThatCannotPauseIsNotSupported() {
+        var harness = PlayerHarness(settings: Player.Settings(liveStreamsCannotPause: true))
+        harness.send("LOAD", ["media": Fixture.movie(duration: nil, ["streamType": "LIVE"])])
         #expect(harness.send("PAUSE").reply["reason"] == "NOT_SUPPORTED")
         #expect(harness.send("SEEK", ["currentTime": 5]).reply["reason"] == "NOT_SUPPORTED")
     }
@@ -1126,15 +1127,28 @@ struct MediaPlayerTimeTests {
         #expect(harness.player.nextDeadline(after: 0) == 42)
     }
 
-    @Test func liveStreamsNeverEndAndCannotPauseOrSeek() throws {
+    @Test func liveStreamsNeverEndAndPauseAndSeekLikeTheDefaultMediaReceiver() throws {
         var harness = Fixture.loaded(Fixture.movie(duration: nil, ["streamType": "LIVE"]))
         let status = try #require(harness.status)
-        #expect(status.commands & (Bits.pause | Bits.seek) == 0)
+        #expect(status.commands & Bits.basic == Bits.basic, "12303 as the reference's LIVE example")
         #expect(status.commands & (Bits.streamVolume | Bits.streamMute) == Bits.streamVolume | Bits.streamMute)
         #expect(harness.player.nextDeadline(after: 0) == nil)
         #expect(harness.advance(to: 10_000).isEmpty)
         #expect(harness.status?["playerState"] == "PLAYING")
         #expect(harness.status?["currentTime"] == 10_000)
+        #expect(harness.send("PAUSE").status?["playerState"] == "PAUSED")
+        #expect(harness.send("SEEK", ["relativeTime": -30]).status?["currentTime"] == 9_970)
+    }
+
+    @Test func liveStreamsThatCannotPauseOfferNeitherPauseNorSeek() throws {
+        var harness = PlayerHarness(settings: Player.Settings(liveStreamsCannotPause: true))
+        harness.send("LOAD", ["media": Fixture.movie(duration: nil, ["streamType": "LIVE"])])
+        let status = try #require(harness.status)
+        #expect(status.commands & (Bits.pause | Bits.seek) == 0)
+        #expect(status.commands & (Bits.streamVolume | Bits.streamMute) == Bits.streamVolume | Bits.streamMute)
+        // BUFFERED media still pauses.
+        harness.send("LOAD", ["media": Fixture.movie()])
+        #expect(harness.send("PAUSE").status?["playerState"] == "PAUSED")
     }
 }
 

@@ -408,8 +408,8 @@ import Testing
         }
     }
 
-    @Test func liveStreamsOfferPlayAndStopButNotPause() async throws {
-        try await withStartedSession { fixture in
+    @Test func liveStreamsThatCannotPauseOfferPlayAndStopButNotPause() async throws {
+        try await withStartedSession(device: { $0.liveStreamsCannotPause = true }) { fixture in
             let client = fixture.client
             var live = MediaInformation(
                 contentID: "https://example.com/live.m3u8",

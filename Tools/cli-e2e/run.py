@@ -138,18 +138,29 @@ def commands(port):
     check("toggle plays", code == 0 and media(out).get("playerState") == "PLAYING", out)
     code, out, _ = cast("stop", "--json")
     check("stop", code == 0 and media(out).get("playerState") in ("IDLE", None), out)
-    # A live stream cannot pause on the emulator: toggle stops it, and the next toggle (another process) plays it
-    # again.
-    code, out, text = cast("play", "--host", host, URL_A, "--stream-type", "live", "--detach", "--json")
-    check("play a live stream", code == 0 and media(out).get("playerState") == "PLAYING", text)
+    # A live stream that cannot pause (a receiver started with --live-cannot-pause): toggle stops it, and the next
+    # toggle (another process) plays it again.
+    rigid = f"127.0.0.1:{start_receiver('--live-cannot-pause')}"
+    code, out, text = cast("play", "--host", rigid, URL_A, "--stream-type", "live", "--detach", "--json")
+    check("play a live stream that cannot pause", code == 0 and media(out).get("playerState") == "PLAYING", text)
     code, out, _ = cast("toggle", "--json")
-    check("toggle stops a live stream", code == 0 and media(out).get("playerState") in ("IDLE", None), out)
+    check("toggle stops a live stream that cannot pause",
+          code == 0 and media(out).get("playerState") in ("IDLE", None), out)
     code, out, _ = cast("toggle", "--json")
     check(
         "the next toggle plays it again",
         code == 0 and media(out).get("playerState") == "PLAYING" and media(out).get("contentId") == URL_A,
         out,
     )
+    code, out, _ = cast("stop", "--json")
+    check("stop the live stream that cannot pause", code == 0, out)
+    # A live stream on the Default Media Receiver pauses (cast-protocol.md §7.4): toggle pauses it and plays it.
+    code, out, text = cast("play", "--host", host, URL_A, "--stream-type", "live", "--detach", "--json")
+    check("play a live stream", code == 0 and media(out).get("playerState") == "PLAYING", text)
+    code, out, _ = cast("toggle", "--json")
+    check("toggle pauses a live stream", code == 0 and media(out).get("playerState") == "PAUSED", out)
+    code, out, _ = cast("toggle", "--json")
+    check("toggle plays the paused live stream", code == 0 and media(out).get("playerState") == "PLAYING", out)
     code, out, _ = cast("stop", "--json")
     check("stop the live stream", code == 0, out)
     code, _, _ = cast("app", "stop")

@@ -18,13 +18,16 @@ enum MediaCommandBits {
 }
 
 extension MediaPlayer {
-    /// The `supportedMediaCommands` of the current state: live streams cannot pause or seek (senders show
-    /// play/stop), queue navigation only where there is somewhere to go, SKIP_AD only while a skippable clip plays.
+    /// The `supportedMediaCommands` of the current state: pause and seek as the Default Media Receiver offers them
+    /// (live streams too, unless ``MediaPlayer/Settings/liveStreamsCannotPause``: senders then show play/stop),
+    /// queue navigation only where there is somewhere to go, SKIP_AD only while a skippable clip plays.
     func supportedCommands(of session: Session, at now: Double) -> Int {
         var bits =
             MediaCommandBits.streamVolume | MediaCommandBits.streamMute | MediaCommandBits.editTracks
             | MediaCommandBits.playbackRate | MediaCommandBits.streamTransfer
-        if !session.current.isLive { bits |= MediaCommandBits.pause | MediaCommandBits.seek }
+        if !session.current.isLive || !settings.liveStreamsCannotPause {
+            bits |= MediaCommandBits.pause | MediaCommandBits.seek
+        }
         if session.queue.count > 1 {
             bits |= MediaCommandBits.queueShuffle | MediaCommandBits.queueRepeatAll | MediaCommandBits.queueRepeatOne
             if nextIndex(of: session, wrapping: true) != nil { bits |= MediaCommandBits.queueNext }

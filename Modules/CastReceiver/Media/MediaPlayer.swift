@@ -28,6 +28,9 @@ struct MediaPlayer<Requester: Sendable>: Sendable {
         var loadDuration: Double = 0
         /// The break inserted before loaded media that has none.
         var prerollAd: PrerollAd?
+        /// Whether live streams leave PAUSE and SEEK out of `supportedMediaCommands`, as some apps' receivers do;
+        /// the Default Media Receiver offers them for live streams too (cast-protocol.md §7.4).
+        var liveStreamsCannotPause = false
         /// The detailed error code a content URL fails with, or `nil` when it loads.
         var failure: @Sendable (String) -> Int? = MediaPlayer.defaultFailure
     }
