@@ -101,6 +101,22 @@ struct MediaPlayerAwkwardValueTests {
 
 @Suite("MediaPlayer: answers as a device")
 struct MediaPlayerDeviceAnswerTests {
+    /// Media without a duration plays for the default one, and the status says so (senders show progress and skip
+    /// to the end); a live stream reports none.
+    @Test func mediaWithoutADurationReportsTheOneItPlaysFor() {
+        var settings = Player.Settings()
+        settings.defaultDuration = 42
+        var harness = PlayerHarness(settings: settings)
+        harness.send("LOAD", ["media": Fixture.movie(duration: nil)])
+        #expect(harness.status?["media"]?["duration"] == 42)
+        harness.send("LOAD", ["media": Fixture.movie(duration: -1)])
+        #expect(harness.status?["media"]?["duration"] == 42)
+        harness.send("LOAD", ["media": Fixture.movie(duration: 7)])
+        #expect(harness.status?["media"]?["duration"] == 7)
+        harness.send("LOAD", ["media": Fixture.movie(duration: nil, ["streamType": "LIVE"])])
+        #expect(harness.status?["media"]?["duration"] == nil)
+    }
+
     /// A negative start position plays from 0, as SEEK clamps.
     @Test func aNegativeCurrentTimePlaysFromTheStart() {
         var harness = Fixture.loaded(Fixture.movie(), ["currentTime": -5])

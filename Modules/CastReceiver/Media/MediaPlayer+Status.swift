@@ -65,6 +65,11 @@ extension MediaPlayer {
         let entry = session.current
         var media = entry.media
         if options & 1 != 0 { media["metadata"] = nil }
+        // Media that declares no duration plays for the default one: say so, or senders show no progress and
+        // cannot skip to the end. Live streams have none (§7.1).
+        if !entry.isLive, (media["duration"]?.seconds ?? 0) <= 0 {
+            media["duration"] = .number(settings.defaultDuration)
+        }
         var status: [String: JSONValue] = [
             "mediaSessionId": .number(Double(session.mediaSessionId)),
             "playerState": .string(session.playerState),
