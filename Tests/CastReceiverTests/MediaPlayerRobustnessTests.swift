@@ -117,6 +117,44 @@ struct MediaPlayerDeviceAnswerTests {
         #expect(harness.status?["media"]?["duration"] == nil)
     }
 
+    private static let failingAtTwo: JSONValue = [
+        Fixture.item(Fixture.song(1, duration: 10)), Fixture.item(Fixture.song(2, duration: 10)),
+        Fixture.item(Fixture.movie(url: "https://media.example.com/broken.mp4?fail=1")),
+    ]
+
+    /// The item at startIndex is the one loaded: its failure fails the LOAD, its media is the one LOADING shows.
+    @Test func aLoadWithQueueDataLoadsTheItemAtStartIndex() throws {
+        var harness = PlayerHarness()
+        let failed = harness.send(
+            "LOAD",
+            ["media": Fixture.song(1, duration: 10), "queueData": ["items": Self.failingAtTwo, "startIndex": 2]]
+        )
+        #expect(failed.reply["type"] == "LOAD_FAILED")
+        #expect(failed.reply["detailedErrorCode"] == 104)
+        let loading = try #require(failed.broadcasts.first?.firstStatus)
+        #expect(loading["extendedStatus"]?["media"]?["contentId"] == "https://media.example.com/broken.mp4?fail=1")
+
+        let second = harness.send("LOAD", ["queueData": ["items": Self.failingAtTwo, "startIndex": 1]])
+        #expect(second.status?["media"]?["contentId"] == "https://media.example.com/2.mp3")
+        #expect(
+            second.broadcasts.first?.firstStatus?["extendedStatus"]?["media"]?["contentId"]
+                == "https://media.example.com/2.mp3"
+        )
+    }
+
+    /// A start index that names no item is refused, in LOAD as in QUEUE_LOAD; absent or null is the first item.
+    @Test(arguments: [3, -1, 1.5, "1", true] as [JSONValue])
+    func aStartIndexNamingNoItemIsInvalidParams(startIndex: JSONValue) {
+        var harness = PlayerHarness()
+        let load = harness.send("LOAD", ["queueData": ["items": Fixture.threeSongs, "startIndex": startIndex]])
+        #expect(load.reply == ["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS", "requestId": 1])
+        let queueLoad = harness.send("QUEUE_LOAD", ["items": Fixture.threeSongs, "startIndex": startIndex])
+        #expect(queueLoad.reply == ["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS", "requestId": 2])
+        #expect(harness.player.session == nil)
+        let null = harness.send("QUEUE_LOAD", ["items": Fixture.threeSongs, "startIndex": .null])
+        #expect(null.status?["currentItemId"] == 1)
+    }
+
     /// A negative start position plays from 0, as SEEK clamps.
     @Test func aNegativeCurrentTimePlaysFromTheStart() {
         var harness = Fixture.loaded(Fixture.movie(), ["currentTime": -5])

@@ -64,7 +64,7 @@ extension MediaPlayer {
             queueData["repeatMode"] = request["repeatMode"]
             if let queueType = request["queueType"] { queueData["queueType"] = queueType }
             load["queueData"] = .object(queueData)
-            load["media"] = items[min(max(0, request["startIndex"]?.intValue ?? 0), items.count - 1)]["media"]
+            load["media"] = nil
             return out + self.load(load, from: requester, requestId: requestId, at: now)
         case "STORE_SESSION":
             guard let session else { return failure("INVALID_PLAYER_STATE") }
@@ -302,6 +302,21 @@ extension MediaPlayer {
 
     // MARK: - LOAD
 
+    /// What a LOAD plays first: with queue items, the one at `queueData.startIndex` (absent or null: the first)
+    /// and that index; else its `media` and 0. `nil` when the start index names no item (not an integer, or out
+    /// of range): a device answers INVALID_PARAMS rather than guess which item was meant.
+    static func firstItem(of request: [String: JSONValue]) -> (media: [String: JSONValue]?, index: Int)? {
+        guard let items = request["queueData"]?["items"]?.arrayValue?.compactMap(\.objectValue), !items.isEmpty
+        else { return (request["media"]?.objectValue, 0) }
+        var index = 0
+        if let given = request["queueData"]?["startIndex"]?.present {
+            guard let value = given.intValue else { return nil }
+            index = value
+        }
+        guard items.indices.contains(index) else { return nil }
+        return (items[index]["media"]?.objectValue, index)
+    }
+
     private mutating func load(
         _ request: [String: JSONValue],
         from requester: Requester,
@@ -319,8 +334,7 @@ extension MediaPlayer {
             return MediaDelivery(recipient: .requester(requester), payload: payload)
         }
         let queueItems = request["queueData"]?["items"]?.arrayValue?.compactMap(\.objectValue)
-        let media = request["media"]?.objectValue ?? queueItems?.first?["media"]?.objectValue
-        guard let media, let url = MediaFetcher.contentURL(of: media) else {
+        guard let media = Self.firstItem(of: request)?.media, let url = MediaFetcher.contentURL(of: media) else {
             return [reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"])]
         }
         if let items = queueItems, items.contains(where: { $0["itemId"] != nil && $0["itemId"] != .null }) {
@@ -432,7 +446,7 @@ extension MediaPlayer {
             !given.isEmpty
         {
             items = given
-            startIndex = min(max(0, queue["startIndex"]?.intValue ?? 0), given.count - 1)
+            startIndex = Self.firstItem(of: request)?.index ?? 0
             var data = queue
             data["items"] = nil
             queueData = data

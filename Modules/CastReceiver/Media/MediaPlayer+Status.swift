@@ -118,10 +118,7 @@ extension MediaPlayer {
         var entries: [JSONValue] = []
         if let session {
             entries.append(statusEntry(of: session, at: now, options: options))
-        } else if let pendingLoad,
-            let media = pendingLoad.request["media"]?.objectValue
-                ?? pendingLoad.request["queueData"]?["items"]?[0]?["media"]?.objectValue
-        {
+        } else if let pendingLoad, let media = Self.firstItem(of: pendingLoad.request)?.media {
             entries.append(loadingEntry(mediaSessionId: pendingLoad.mediaSessionId, media: media))
         }
         return ["type": "MEDIA_STATUS", "requestId": requestId, "status": .array(entries)]
