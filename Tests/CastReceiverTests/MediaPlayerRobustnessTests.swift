@@ -162,4 +162,45 @@ struct MediaPlayerDeviceAnswerTests {
         harness.advance(to: 3)
         #expect(harness.status?["currentTime"] == 3)
     }
+
+    /// Removing items no longer in the queue changes nothing: no QUEUE_CHANGE, the sequence number stays; a
+    /// removal naming some is announced with the ids actually removed.
+    @Test func removingUnknownItemsChangesNothing() {
+        var harness = Fixture.queued()
+        let unknown = harness.send("QUEUE_REMOVE", ["itemIds": [999]])
+        #expect(unknown.reply.type == "MEDIA_STATUS")
+        #expect(unknown.queueChanges.isEmpty)
+        #expect(harness.player.session?.sequenceNumber == 0)
+        #expect(harness.itemIds == [1, 2, 3])
+        let some = harness.send("QUEUE_REMOVE", ["itemIds": [999, 2]])
+        #expect(some.queueChanges.map { $0["itemIds"] } == [[2]])
+        #expect(some.queueChanges.first?["sequenceNumber"] == 1)
+        #expect(harness.itemIds == [1, 3])
+    }
+
+    @Test func insertingAnItemWithoutMediaIsInvalidParams() {
+        var harness = Fixture.queued()
+        for items: JSONValue in [[["autoplay": true]], [["media": ["contentType": "audio/mpeg"]]], [["media": 3]]] {
+            let outcome = harness.send("QUEUE_INSERT", ["items": items])
+            #expect(outcome.reply["reason"] == "INVALID_PARAMS", "\(items)")
+            #expect(outcome.queueChanges.isEmpty)
+        }
+        #expect(harness.itemIds == [1, 2, 3])
+    }
+
+    /// LOAD's activeTrackIds must name tracks of the media, as EDIT_TRACKS_INFO's must.
+    @Test func loadingWithAMissingTrackIsInvalidParams() {
+        var harness = PlayerHarness()
+        let media = Fixture.movie(duration: 100, ["tracks": Fixture.tracks])
+        for ids: JSONValue in [[9], [1, 9], ["1"], 1] {
+            let outcome = harness.send("LOAD", ["media": media, "activeTrackIds": ids])
+            #expect(outcome.reply["reason"] == "INVALID_PARAMS", "\(ids)")
+        }
+        #expect(
+            harness.send("LOAD", ["media": Fixture.movie(), "activeTrackIds": [1]]).reply["reason"] == "INVALID_PARAMS"
+        )
+        let loaded = harness.send("LOAD", ["media": media, "activeTrackIds": [1, 3]])
+        #expect(loaded.status?["activeTrackIds"] == [1, 3])
+        #expect(harness.send("LOAD", ["media": media, "activeTrackIds": .null]).status?["activeTrackIds"] == [])
+    }
 }

@@ -24,8 +24,10 @@ extension MediaPlayer {
 
         switch type {
         case "QUEUE_INSERT":
+            // Each item must be new (no itemId) and playable (media with a content URL), as a LOAD's.
             guard let items = request["items"]?.arrayValue?.compactMap(\.objectValue), !items.isEmpty,
-                !items.contains(where: { $0["itemId"] != nil && $0["itemId"] != .null })
+                !items.contains(where: { $0["itemId"] != nil && $0["itemId"] != .null }),
+                items.allSatisfy({ item in item["media"]?.objectValue.flatMap(MediaFetcher.contentURL(of:)) != nil })
             else { return .failure("INVALID_PARAMS") }
             var position = session.queue.count
             let insertBefore = request["insertBefore"]?.intValue
@@ -53,7 +55,11 @@ extension MediaPlayer {
             return .success(change("INSERT", entries.map(\.itemId), insertBefore: insertBefore))
 
         case "QUEUE_REMOVE":
-            guard let removed = ids("itemIds"), !removed.isEmpty else { return .failure("INVALID_PARAMS") }
+            guard let named = ids("itemIds"), !named.isEmpty else { return .failure("INVALID_PARAMS") }
+            // Ids no longer in the queue (another sender removed them first) are skipped, as CAF's queue does:
+            // nothing changes for them, so no QUEUE_CHANGE is announced and the sequence number stays.
+            let removed = named.filter { id in session.queue.contains { $0.itemId == id } }
+            guard !removed.isEmpty else { return .success(nil) }
             let currentId = session.current.itemId
             let removedSet = Set(removed)
             let remaining = session.queue.filter { !removedSet.contains($0.itemId) }

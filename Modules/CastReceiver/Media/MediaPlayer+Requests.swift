@@ -340,6 +340,13 @@ extension MediaPlayer {
         if let items = queueItems, items.contains(where: { $0["itemId"] != nil && $0["itemId"] != .null }) {
             return [reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"])]
         }
+        // Tracks to activate must exist, as EDIT_TRACKS_INFO requires.
+        if let ids = request["activeTrackIds"]?.present {
+            let known = Set(media["tracks"]?.arrayValue?.compactMap { $0["trackId"]?.intValue } ?? [])
+            guard let wanted = ids.arrayValue?.compactMap(\.intValue), wanted.count == ids.arrayValue?.count,
+                wanted.allSatisfy(known.contains)
+            else { return [reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"])] }
+        }
         // The range SET_PLAYBACK_RATE accepts; a rate of 0 or less would leave the item's end forever due.
         if let rate = request["playbackRate"]?.doubleValue, !(0.5...2.0).contains(rate) {
             return [reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"])]
