@@ -39,17 +39,25 @@ extension EmulatedDevice {
             let volume = request["volume"]?.objectValue ?? [:]
             let level = volume["level"]?.present
             let muted = volume["muted"]?.present
-            guard level != nil || muted != nil, level == nil || level?.doubleValue != nil,
+            // A level outside 0…1 (§6.1) is refused, as the media namespace refuses it, rather than clamped.
+            guard level != nil || muted != nil,
+                level == nil || level?.doubleValue.map({ (0...1).contains($0) }) == true,
                 muted == nil || muted?.boolValue != nil
             else {
                 return reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"], requestId, to: requester, state)
             }
-            if let level = level?.doubleValue { state.volumeLevel = min(1, max(0, level)) }
+            if let level = level?.doubleValue { state.volumeLevel = level }
             if let muted = muted?.boolValue { state.isMuted = muted }
             return reply(receiverStatus(state), requestId, to: requester, state)
                 + broadcastReceiverStatus(state, except: requester)
 
         case "LAUNCH":
+            // An invisible virtual connection may not launch (cast-protocol.md §3.1): refused as a command the
+            // receiver does not take from it.
+            let vc = VirtualConnection(senderID: requester.senderID, endpoint: CastEndpoint.receiver)
+            if state.peers[requester.connectionID]?.invisibleConnections.contains(vc) == true {
+                return reply(["type": "INVALID_REQUEST", "reason": "INVALID_COMMAND"], requestId, to: requester, state)
+            }
             return launch(request, requestId: requestId, from: requester, state: &state, now: now)
 
         case "STOP":

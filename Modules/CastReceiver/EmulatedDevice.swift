@@ -30,7 +30,42 @@ public final class EmulatedDevice: Sendable {
     struct Peer: Sendable {
         var connection: CastConnection
         var virtualConnections: Set<VirtualConnection> = []
+        /// The virtual connections opened invisible (connType 2): they may not LAUNCH (cast-protocol.md §3.1).
+        var invisibleConnections: Set<VirtualConnection> = []
         var inboundCount = 0
+        /// The media request ids its senders used lately, to refuse one used again.
+        var recentMediaRequests = RecentRequestIDs()
+    }
+
+    /// The request ids a connection's senders used lately on the media namespace. CAF refuses a request whose id
+    /// its sender used before with INVALID_REQUEST / DUPLICATE_REQUEST_ID (cast-protocol.md §10): a sender reusing
+    /// ids would otherwise match replies to the wrong request. Ids are unique per sender connection (senders
+    /// count from 1 again when they reconnect), and only the last ``capacity`` are kept, so memory stays bounded
+    /// however long the connection lives.
+    struct RecentRequestIDs: Sendable {
+        struct Key: Hashable, Sendable {
+            var senderID: String
+            var requestID: JSONValue
+        }
+
+        static var capacity: Int { 256 }
+        private var ring: [Key] = []
+        private var oldest = 0
+        private var known: Set<Key> = []
+
+        /// Records `requestID` from `senderID`; `false` when it is among the ids recorded lately.
+        mutating func insert(_ requestID: JSONValue, from senderID: String) -> Bool {
+            let key = Key(senderID: senderID, requestID: requestID)
+            guard known.insert(key).inserted else { return false }
+            if ring.count < Self.capacity {
+                ring.append(key)
+            } else {
+                known.remove(ring[oldest])
+                ring[oldest] = key
+                oldest = (oldest + 1) % Self.capacity
+            }
+            return true
+        }
     }
 
     struct RunningApp: Sendable {
@@ -568,6 +603,15 @@ public final class EmulatedDevice: Sendable {
         let requester = Requester(connectionID: id, senderID: message.sourceID)
         if message.namespace == CastNamespace.media, state.running.player != nil {
             guard let request = (try? message.json())?.objectValue else { return [] }
+            // 0 (or none) asks for no reply to match, so it may repeat.
+            if let requestID = request["requestId"]?.present, requestID != 0,
+                state.peers[id]?.recentMediaRequests.insert(requestID, from: message.sourceID) == false
+            {
+                let refusal: JSONValue = [
+                    "type": "INVALID_REQUEST", "reason": "DUPLICATE_REQUEST_ID", "requestId": requestID,
+                ]
+                return resolve([MediaDelivery(recipient: .requester(requester), payload: refusal)], state: state)
+            }
             if let mediaFetcher, MediaFetcher.needsFetch(request) {
                 let logger = self.logger
                 fetchThenHandle(request, from: requester, state: &state) {
@@ -637,8 +681,14 @@ public final class EmulatedDevice: Sendable {
                 ]
             }
             peer.virtualConnections.insert(vc)
+            if connectionType?.intValue == 2 {
+                peer.invisibleConnections.insert(vc)
+            } else {
+                peer.invisibleConnections.remove(vc)
+            }
         case "CLOSE":
             peer.virtualConnections.remove(vc)
+            peer.invisibleConnections.remove(vc)
         default:
             break
         }

@@ -116,4 +116,78 @@ struct EmulatedDeviceRobustnessTests {
         #expect(stages[3] == ["mediaSessionId": 1, "currentItemId": 2])
         #expect(payload["requestId"] == 3)
     }
+
+    /// A request id a sender used before on its connection is refused (cast-protocol.md §10); a new connection
+    /// counts from scratch.
+    @Test func aReusedRequestIdIsRefused() async throws {
+        try await withDevice { device, _ in
+            let sender = try await TestSender.connect(to: device)
+            let transportID = try await sender.launchAndConnect(dmr)
+            _ = try await sender.media(["type": "LOAD", "media": shortMedia], to: transportID)
+            for _ in 0..<2 {
+                try await sender.connection.send(
+                    namespace: CastNamespace.media,
+                    to: transportID,
+                    payload: ["type": "PAUSE", "requestId": 77, "mediaSessionId": 1]
+                )
+            }
+            let first = try await sender.inbox.reply(to: 77).json()
+            let second = try await sender.inbox.reply(to: 77).json()
+            #expect(first.type == "MEDIA_STATUS")
+            #expect(second == ["type": "INVALID_REQUEST", "reason": "DUPLICATE_REQUEST_ID", "requestId": 77])
+
+            let other = try await TestSender.connect(to: device)
+            try await other.connection.openVirtualConnection(to: transportID)
+            try await other.connection.send(
+                namespace: CastNamespace.media,
+                to: transportID,
+                payload: ["type": "GET_STATUS", "requestId": 77]
+            )
+            #expect(try await other.inbox.reply(to: 77).json().type == "MEDIA_STATUS")
+            await sender.close()
+            await other.close()
+        }
+    }
+
+    @Test func recentRequestIdsAreBounded() {
+        var recent = EmulatedDevice.RecentRequestIDs()
+        var answers = [recent.insert(1, from: "a"), recent.insert(1, from: "a"), recent.insert(1, from: "b")]
+        #expect(answers == [true, false, true])
+        answers = (2...(EmulatedDevice.RecentRequestIDs.capacity + 1)).map { id in
+            recent.insert(.number(Double(id)), from: "a")
+        }
+        #expect(answers.allSatisfy { $0 })
+        // The oldest ids are forgotten.
+        let again = recent.insert(1, from: "a")
+        #expect(again)
+    }
+
+    /// LAUNCH over an invisible virtual connection is not accepted (cast-protocol.md §3.1).
+    @Test func anInvisibleConnectionCannotLaunch() async throws {
+        try await withDevice { device, _ in
+            let sender = try await TestSender.connect(to: device, openReceiver: false)
+            try await sender.connection.send(
+                namespace: CastNamespace.connection,
+                to: CastEndpoint.receiver,
+                payload: ["type": "CONNECT", "connType": 2]
+            )
+            let refused = try await sender.receiver(["type": "LAUNCH", "appId": .string(dmr)])
+            #expect(refused["type"] == "INVALID_REQUEST")
+            #expect(device.runningApp.isIdleScreen)
+            #expect(device.launches.isEmpty)
+            #expect(try await sender.receiver(["type": "GET_STATUS"]).type == "RECEIVER_STATUS")
+            try await sender.connection.send(
+                namespace: CastNamespace.connection,
+                to: CastEndpoint.receiver,
+                payload: ["type": "CONNECT", "connType": 0]
+            )
+            #expect(try await sender.launch(dmr).firstApplication?["appId"] == .string(dmr))
+            await sender.close()
+        }
+    }
 }
+
+private let shortMedia: JSONValue = [
+    "contentId": "https://media.example.com/short.mp4", "contentType": "video/mp4", "streamType": "BUFFERED",
+    "duration": 30,
+]

@@ -280,13 +280,15 @@ struct EmulatedDeviceReceiverTests {
             }
             #expect(broadcast["status"]?["volume"]?["level"] == 0.35)
 
+            // A level outside 0…1 is refused, as on the media namespace.
+            let beyond = try await sender.receiver(["type": "SET_VOLUME", "volume": ["level": 1.7]])
+            #expect(beyond == ["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS", "requestId": 3])
+            #expect(device.volume.level == 0.35)
             #expect(
-                try await sender.receiver(["type": "SET_VOLUME", "volume": ["level": 1.7]])["status"]?["volume"]?[
-                    "level"
-                ] == 1
+                try await sender.receiver(["type": "SET_VOLUME", "volume": ["level": 1]])["type"] == "RECEIVER_STATUS"
             )
             let invalid = try await sender.receiver(["type": "SET_VOLUME", "volume": [:]])
-            #expect(invalid == ["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS", "requestId": 4])
+            #expect(invalid == ["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS", "requestId": 5])
             // Values of the wrong type are refused too, rather than answered with an unchanged status.
             for volume: JSONValue in [
                 ["level": "0.5"], ["level": .null], ["muted": "yes"], ["level": 0.5, "muted": 1],

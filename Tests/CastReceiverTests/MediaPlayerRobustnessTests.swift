@@ -203,4 +203,18 @@ struct MediaPlayerDeviceAnswerTests {
         #expect(loaded.status?["activeTrackIds"] == [1, 3])
         #expect(harness.send("LOAD", ["media": media, "activeTrackIds": .null]).status?["activeTrackIds"] == [])
     }
+
+    /// SET_VOLUME on the media namespace takes what the receiver namespace takes: null is absent, a level outside
+    /// 0…1 or of the wrong type is refused.
+    @Test func mediaSetVolumeRefusesWhatTheReceiverNamespaceRefuses() {
+        var harness = Fixture.loaded()
+        for volume: JSONValue in [
+            ["level": .null], [:], ["level": 1.5], ["level": -0.1], ["level": "0.5"], ["muted": "yes"],
+        ] {
+            #expect(harness.send("SET_VOLUME", ["volume": volume]).reply["reason"] == "INVALID_PARAMS", "\(volume)")
+        }
+        #expect(harness.status?["volume"] == ["level": 1, "muted": false])
+        let muted = harness.send("SET_VOLUME", ["volume": ["level": .null, "muted": true]])
+        #expect(muted.status?["volume"] == ["level": 1, "muted": true])
+    }
 }
