@@ -529,6 +529,7 @@ let package = Package(
             name: "CastReceiverTests",
             dependencies: [
                 "CastReceiver",
+                "cast-receiver",
                 "CastTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

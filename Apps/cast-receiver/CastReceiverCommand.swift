@@ -173,11 +173,29 @@ struct CastReceiverCommand: AsyncParsableCommand {
     func validate() throws {
         guard devices >= 1 else { throw ValidationError("--devices must be at least 1") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
-        guard idleTimeout > 0, handshakeTimeout > 0 else {
-            throw ValidationError("--idle-timeout and --handshake-timeout must be positive")
+        // Seconds become whole milliseconds or nanoseconds, which NaN and infinity cannot: every one is finite.
+        guard idleTimeout > 0, handshakeTimeout > 0, idleTimeout.isFinite, handshakeTimeout.isFinite else {
+            throw ValidationError("--idle-timeout and --handshake-timeout must be positive numbers of seconds")
+        }
+        try Self.requireSeconds(defaultDuration, "--default-duration", positive: true)
+        try Self.requireSeconds(loadDuration, "--load-duration")
+        try replyDelay.map { try Self.requireSeconds($0, "--reply-delay") }
+        try appListedLate.map { try Self.requireSeconds($0, "--app-listed-late") }
+        try chunkInterval.map { try Self.requireSeconds($0, "--chunk-interval") }
+        try groupLeaderMovesAfter.map { try Self.requireSeconds($0, "--group-leader-moves-after", positive: true) }
+        try Self.requireCount(closeAfter, "--close-after", atLeast: 1)
+        try Self.requireCount(chunkSize, "--chunk-size", atLeast: 1)
+        try Self.requireCount(malformedAfter, "--malformed-after", atLeast: 1)
+        try Self.requireCount(statusFlood, "--status-flood", atLeast: 0)
+        try Self.requireCount(stopPongsAfter, "--stop-pongs-after", atLeast: 0)
+        try Self.requireCount(dropLimit, "--drop-limit", atLeast: 0)
+        do {
+            _ = try LogFilter(level: logLevel, filterSpec: logFilter)
+        } catch {
+            throw ValidationError(error.message)
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
-        guard (0...1).contains(streamLoss), streamJitter >= 0 else {
+        guard (0...1).contains(streamLoss), streamJitter >= 0, streamJitter.isFinite else {
             throw ValidationError("--stream-loss must be 0…1 and --stream-jitter not negative")
         }
         if let eurekaPort, !(0...65535).contains(eurekaPort) {
@@ -188,9 +206,6 @@ struct CastReceiverCommand: AsyncParsableCommand {
         if group == nil, groupLeaderMovesAfter != nil || groupPort != 0 {
             throw ValidationError("--group-port and --group-leader-moves-after need --group")
         }
-        if let groupLeaderMovesAfter, groupLeaderMovesAfter <= 0 {
-            throw ValidationError("--group-leader-moves-after must be positive")
-        }
         guard (0...65535).contains(groupPort), groupPort != 8009 else {
             throw ValidationError("--group-port must be 0…65535 and not 8009 (a group has a port of its own)")
         }
@@ -199,10 +214,22 @@ struct CastReceiverCommand: AsyncParsableCommand {
         }
     }
 
+    /// Refuses seconds that are not a finite number, negative, or (with `positive`) zero.
+    private static func requireSeconds(_ seconds: Double, _ option: String, positive: Bool = false) throws {
+        guard seconds.isFinite, positive ? seconds > 0 : seconds >= 0 else {
+            throw ValidationError("\(option) must be a \(positive ? "positive" : "non-negative") number of seconds")
+        }
+    }
+
+    /// Refuses a count below `minimum`.
+    private static func requireCount(_ count: Int?, _ option: String, atLeast minimum: Int) throws {
+        if let count, count < minimum { throw ValidationError("\(option) must be at least \(minimum)") }
+    }
+
     /// `SECONDS[,SKIPPABLE_AFTER]`, both positive, the second below the first.
     static func parsePreroll(_ text: String) throws -> PrerollAd {
         let numbers = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0) }
-        guard (1...2).contains(numbers.count), let duration = numbers[0], duration > 0,
+        guard (1...2).contains(numbers.count), let duration = numbers[0], duration > 0, duration.isFinite,
             numbers.count == 1 || (numbers[1].map { $0 >= 0 && $0 < duration } ?? false)
         else {
             throw ValidationError("--preroll-ad takes SECONDS[,SKIPPABLE_AFTER] (positive, skippable before the end)")
@@ -346,6 +373,9 @@ struct CastReceiverCommand: AsyncParsableCommand {
         let moveSignal = emulator.group.map { Self.movesLeaderOnSIGUSR1($0, publisher: publisher) }
         defer { moveSignal?.cancel() }
         let termination = TerminationSignal()
+        // SIGHUP (a closed terminal) and SIGUSR1 (which moves a group's leader) would end the process by default:
+        // only SIGINT and SIGTERM stop it.
+        ProcessSignals.shared.catch([SIGHUP, SIGUSR1])
         let endpoints = emulator.devices + (emulator.group.map { [$0.endpoint] } ?? [])
         let statistics = streamStats.map { path in
             Task {

@@ -7,6 +7,12 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// One emulated Cast device: a TLS server on its own port with the platform endpoint `receiver-0`, an app
 /// registry, and the Default Media Receiver's player.
 ///
@@ -211,11 +217,11 @@ public final class EmulatedDevice: Sendable {
             logger.debug("listening", metadata: ["cast.port": "\(server.port)"])
             startStatusFlood()
         } catch {
-            throw CastReceiverError(
-                .listenFailed,
-                "cannot listen on \(host):\(port): \(error)",
-                cause: error
-            )
+            // Once, in the system's words: the transport's description repeats its message with the cause, and
+            // NIO's description of a failed bind has an unbalanced parenthesis.
+            let cause = (error as? CastTransportError)?.cause ?? error
+            let reason = (cause as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(cause)"
+            throw CastReceiverError(.listenFailed, "cannot listen on \(host):\(port): \(reason)", cause: error)
         }
         try await startEureka(castPort: port)
     }

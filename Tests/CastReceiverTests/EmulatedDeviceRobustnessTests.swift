@@ -191,3 +191,18 @@ private let shortMedia: JSONValue = [
     "contentId": "https://media.example.com/short.mp4", "contentType": "video/mp4", "streamType": "BUFFERED",
     "duration": 30,
 ]
+
+@Suite("EmulatedDevice: start")
+struct EmulatedDeviceStartTests {
+    /// A port in use is said once, with balanced parentheses, not the transport's message and its cause again.
+    @Test func aPortInUseIsSaidOnce() async throws {
+        try await withDevice { device, _ in
+            let second = EmulatedDevice(configuration: testDevice { $0.port = device.port })
+            let error = await #expect(throws: CastReceiverError.self) { try await second.start() }
+            let text = error.map { "\($0)" } ?? ""
+            #expect(error?.code == .listenFailed)
+            #expect(text.components(separatedBy: "cannot listen").count == 2, "\(text)")
+            #expect(text.filter { $0 == "(" }.count == text.filter { $0 == ")" }.count, "\(text)")
+        }
+    }
+}
