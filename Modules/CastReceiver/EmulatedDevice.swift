@@ -562,6 +562,9 @@ public final class EmulatedDevice: Sendable {
         case CastNamespace.heartbeat:
             return []  // answered by the transport's heartbeat handler
         case CastNamespace.deviceAuth:
+            // The namespace is binary (cast-protocol.md §5): a STRING payload is no challenge, and is ignored
+            // rather than answered with an error the sender did not ask for.
+            guard case .binary = message.payload else { return [] }
             state.deviceAuthChallenges += 1
             // Without credentials, a device answers as one that has none.
             let answer =

@@ -185,6 +185,26 @@ struct EmulatedDeviceRobustnessTests {
             await sender.close()
         }
     }
+
+    /// The deviceauth namespace is binary: a STRING payload is ignored, not answered with an error.
+    @Test func aStringOnTheDeviceAuthNamespaceIsIgnored() async throws {
+        try await withDevice { device, _ in
+            let sender = try await TestSender.connect(to: device)
+            try await sender.connection.send(
+                CastMessage(
+                    sourceID: CastEndpoint.sender,
+                    destinationID: CastEndpoint.receiver,
+                    namespace: CastNamespace.deviceAuth,
+                    payload: .string("{}")
+                )
+            )
+            // Answered in order: once GET_STATUS is, the string was handled.
+            _ = try await sender.receiver(["type": "GET_STATUS"])
+            #expect(!sender.inbox.all.contains { $0.namespace == CastNamespace.deviceAuth })
+            #expect(device.deviceAuthChallenges == 0)
+            await sender.close()
+        }
+    }
 }
 
 private let shortMedia: JSONValue = [
