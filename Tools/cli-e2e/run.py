@@ -154,6 +154,8 @@ def commands(port):
     )
     code, out, _ = cast("stop", "--json")
     check("stop the live stream that cannot pause", code == 0, out)
+    code, _, _ = cast("app", "stop", "--host", rigid)
+    check("app stop on that receiver", code == 0)
     # A live stream on the Default Media Receiver pauses (cast-protocol.md §7.4): toggle pauses it and plays it.
     code, out, text = cast("play", "--host", host, URL_A, "--stream-type", "live", "--detach", "--json")
     check("play a live stream", code == 0 and media(out).get("playerState") == "PLAYING", text)
