@@ -128,6 +128,10 @@ def commands(port):
     check("queue add", code == 0 and (media(out).get("queue") or {}).get("count") == 2, out)
     code, out, _ = cast("next", "--json")
     check("next", code == 0 and media(out).get("contentId") == URL_B, out)
+    for args in (("queue", "jump", "99"), ("queue", "remove", "99"), ("queue", "move", "99")):
+        code, out, _ = cast(*args, "--json")
+        check(f"{' '.join(args)}: an item the queue does not have is refused (exit 1)",
+              code == 1 and "no item 99" in (out or {}).get("error", {}).get("message", ""), out)
     code, out, _ = cast("volume", "35%", "--json")
     check("device volume", code == 0 and abs((out or {}).get("device", {}).get("volume", 0) - 0.35) < 0.01, out)
     code, out, _ = cast("rate", "1.5", "--json")
@@ -138,6 +142,9 @@ def commands(port):
     check("toggle plays", code == 0 and media(out).get("playerState") == "PLAYING", out)
     code, out, _ = cast("stop", "--json")
     check("stop", code == 0 and media(out).get("playerState") in ("IDLE", None), out)
+    code, out, _ = cast("pause", "--json")
+    check("pause after stop: nothing to control (exit 5)",
+          code == 5 and (out or {}).get("error", {}).get("kind") == "nothing-to-control", out)
     # A live stream that cannot pause (a receiver started with --live-cannot-pause): toggle stops it, and the next
     # toggle (another process) plays it again.
     rigid = f"127.0.0.1:{start_receiver('--live-cannot-pause')}"

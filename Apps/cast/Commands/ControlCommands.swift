@@ -17,8 +17,37 @@ enum MediaControl {
         try await CLIRuntime.withControlledSession(global) { runtime, session in
             let client = try runtime.mediaClient(session)
             try await client.readStatusIfUnknown()
-            try await action(session, client)
+            do {
+                try await action(session, client)
+            } catch let error as CastMediaError where error.code == .invalidPlayerState {
+                // Refused because nothing plays any more (stopped, finished, failed): nothing to control.
+                guard let status = client.mediaStatus, status.playerState == .idle else { throw error }
+                let why = status.idleReason.map { " (\($0.rawValue.lowercased()))" } ?? ""
+                throw CLIError(
+                    .nothingToControl,
+                    "nothing plays on \(session.device.friendlyName): its media ended\(why); "
+                        + "'cast play URL' starts something"
+                )
+            }
             await runtime.printStatus(session)
+        }
+    }
+
+    /// Refuses item ids the queue does not have, before anything is sent: a receiver ignores an unknown id
+    /// without a word, so the command would seem to have worked.
+    /// The status's window of items answers most; a receiver that cannot list its queue is not checked.
+    static func requireItems(_ ids: [Int], of client: RemoteMediaClient) async throws {
+        let listed = Set(client.mediaStatus?.items?.compactMap(\.itemID) ?? [])
+        guard !ids.allSatisfy(listed.contains), let items = try? await client.queue.reload() else { return }
+        let missing = ids.filter { !items.contains($0) }
+        guard missing.isEmpty else {
+            let listed =
+                items.isEmpty ? "it is empty" : "its items are " + items.map(String.init).joined(separator: ", ")
+            throw CLIError(
+                .failed,
+                "the queue has no item \(missing.map(String.init).joined(separator: ", ")) ("
+                    + listed + "; 'cast queue list' shows them)"
+            )
         }
     }
 }

@@ -95,7 +95,10 @@ struct QueueCommand: AsyncParsableCommand {
         func run() async throws {
             let ids = self.ids
             if try await ViaService.handle(global, .queueRemove(ids)) { return }
-            try await MediaControl.run(global) { _, client in try await client.queueRemove(ids).response() }
+            try await MediaControl.run(global) { _, client in
+                try await MediaControl.requireItems(ids, of: client)
+                try await client.queueRemove(ids).response()
+            }
         }
     }
 
@@ -111,6 +114,7 @@ struct QueueCommand: AsyncParsableCommand {
             let (id, before) = (self.id, self.before)
             if try await ViaService.handle(global, .queueMove(id, before: before)) { return }
             try await MediaControl.run(global) { _, client in
+                try await MediaControl.requireItems([id] + (before.map { [$0] } ?? []), of: client)
                 try await client.queueMove(itemID: id, before: before).response()
             }
         }
@@ -126,7 +130,10 @@ struct QueueCommand: AsyncParsableCommand {
         func run() async throws {
             let id = self.id
             if try await ViaService.handle(global, .queueJump(id)) { return }
-            try await MediaControl.run(global) { _, client in try await client.queueJump(toItemID: id).response() }
+            try await MediaControl.run(global) { _, client in
+                try await MediaControl.requireItems([id], of: client)
+                try await client.queueJump(toItemID: id).response()
+            }
         }
     }
 
