@@ -443,6 +443,8 @@ extension JoinRunningTests {
                 return
             }
             #expect(error.code == .connectFailed)
+            // Known by its address alone, it is named by it once.
+            #expect(error.message == "cannot connect to 127.0.0.1:1", "\(error.message)")
         }
     }
 

@@ -200,11 +200,11 @@ extension CastOptions {
                 cause: error
             )
         } catch {
-            throw CastSessionError(
-                .connectFailed,
-                "cannot connect to \(device.friendlyName) at \(device.host):\(device.port)",
-                cause: error
-            )
+            // A device known only by its address is named by it: said once.
+            let address = "\(device.host):\(device.port)"
+            let named = device.friendlyName != address && device.friendlyName != device.host
+            let name = named ? "\(device.friendlyName) at \(address)" : address
+            throw CastSessionError(.connectFailed, "cannot connect to \(name)", cause: error)
         }
     }
 }
