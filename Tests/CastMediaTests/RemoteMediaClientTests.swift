@@ -226,6 +226,15 @@ import Testing
         #expect(client.mediaStatus?.mediaSessionID == 7, "an error reply does not change the status")
     }
 
+    /// The rejections a person can act on are said in words, with the receiver's reason kept.
+    @Test func rejectionsAPersonCanActOnAreSaidInWords() async {
+        let (client, _) = makeClient(responder: { _ in .success(["type": "INVALID_REQUEST", "reason": "END_OF_QUEUE"]) }
+        )
+        let end = await failure(of: client.queueNext())
+        #expect(end?.message.hasPrefix("there is no item there: the queue ends") == true, "\(end?.message ?? "")")
+        #expect(end?.receiverReason == "END_OF_QUEUE")
+    }
+
     @Test(arguments: [
         (CastTransportError.Code.requestTimedOut, CastMediaError.Code.timedOut),
         (.connectionClosed, .connectionLost),

@@ -543,12 +543,15 @@ public final class RemoteMediaClient: Sendable {
                 receiverReason: reason
             )
         case "INVALID_REQUEST":
-            return CastMediaError(
-                .invalidRequest,
-                "the receiver rejected \(type)",
-                receiverReason: reason,
-                detailedErrorCode: code
-            )
+            // The reasons a person can act on, said in words.
+            let message =
+                switch reason {
+                case "END_OF_QUEUE": "there is no item there: the queue ends (the receiver rejected \(type))"
+                case "INVALID_MEDIA_SESSION_ID":
+                    "the media changed meanwhile (the receiver rejected \(type) for an old media session)"
+                default: "the receiver rejected \(type)"
+                }
+            return CastMediaError(.invalidRequest, message, receiverReason: reason, detailedErrorCode: code)
         case "ERROR":
             return CastMediaError(
                 .receiverError,
