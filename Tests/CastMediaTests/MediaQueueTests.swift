@@ -127,6 +127,18 @@ import Testing
         #expect(channel.sent.isEmpty)
     }
 
+    /// Items a status lists by their content id alone are not cached: QUEUE_GET_ITEMS tells them in full.
+    @Test func statusItemsWithoutMetadataAreFetched() async throws {
+        let fake = FakeQueue([5])
+        let (client, channel) = makeClient(seeded: false, responder: fake.responder)
+        let bare: JSONValue = ["itemId": 5, "media": ["contentId": "https://example.com/item5.mp4"]]
+        client.receive(statusMessage(statusEntry(extra: ["items": [bare], "currentItemId": 5])))
+        #expect(client.queue.cachedItem(withID: 5) == nil)
+        _ = try await client.queue.reload()
+        #expect(try await client.queue.item(at: 0).media.metadata?.title == "Item 5")
+        #expect(channel.sent.map { $0["type"] } == ["QUEUE_GET_ITEM_IDS", "QUEUE_GET_ITEMS"])
+    }
+
     @Test func queueRequestsCarryTheMediaSessionID() async throws {
         let fake = FakeQueue([1, 2])
         let (client, channel) = makeClient(responder: fake.responder)

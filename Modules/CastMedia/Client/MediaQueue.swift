@@ -141,10 +141,14 @@ public final class MediaQueue: Sendable {
         }
     }
 
-    /// Caches the items a status carried.
+    /// Caches the items a status carried whole: some receivers list items by their content id alone, which
+    /// QUEUE_GET_ITEMS then tells in full (their titles, images).
     func noteStatus(_ status: MediaStatus) {
         state.withLock { state in
-            for item in status.items ?? [] { if let id = item.itemID { state.items[id] = item } }
+            for item in status.items ?? [] {
+                guard let id = item.itemID, item.media.metadata != nil else { continue }
+                state.items[id] = item
+            }
         }
     }
 }
