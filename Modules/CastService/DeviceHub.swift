@@ -121,6 +121,15 @@ public final class DeviceHub: Sendable {
         /// Configured devices (static hosts) as last listed: one that stops answering stays known, unreachable,
         /// rather than becoming an unknown id (404) until it answers again.
         var configured: [String: CastDevice] = [:]
+
+        /// Records a configured device as its probe found it: its answer may give it another id than the address
+        /// it was configured by, which it replaces.
+        mutating func configure(_ device: CastDevice) {
+            configured = configured.filter {
+                $0.key == device.id || $0.value.host != device.host || $0.value.port != device.port
+            }
+            configured[device.id] = device
+        }
     }
 
     /// The options the hub was made with.
@@ -165,6 +174,11 @@ public final class DeviceHub: Sendable {
     /// - Throws: `CastDiscoveryError` when mDNS is on and avahi-daemon is unreachable.
     public func start() throws {
         guard state.withLockedValue({ $0.task == nil && !$0.isStopped }) else { return }
+        // Configured devices are known from the start, reachable or not: one that is off when castd starts is
+        // listed as unreachable (502 for commands), not unknown (404), and takes the name its answer gives later.
+        state.withLockedValue { state in
+            for device in discovery.configuration.staticDevices { state.configured[device.id] = device }
+        }
         let events = discovery.events()
         try discovery.start()
         let work = self.work
@@ -406,13 +420,13 @@ public final class DeviceHub: Sendable {
     private func handle(_ event: DiscoveryEvent) {
         switch event {
         case .added(let device):
-            if device.isStatic { state.withLockedValue { $0.configured[device.id] = device } }
+            if device.isStatic { state.withLockedValue { $0.configure(device) } }
             log.append(.deviceAdded(device))
             if state.withLockedValue({ $0.followsAll && !$0.isStopped }) {
                 startInBackground(.follow(deviceID: device.id))
             }
         case .updated(let device):
-            if device.isStatic { state.withLockedValue { $0.configured[device.id] = device } }
+            if device.isStatic { state.withLockedValue { $0.configure(device) } }
             log.append(.deviceUpdated(device))
         case .removed(let device) where state.withLockedValue({ $0.configured[device.id] != nil && !$0.isStopped }):
             // A configured device that stopped answering: still listed, its follower reconnecting and reporting

@@ -46,4 +46,33 @@ import Testing
             await hub.stop()
         }
     }
+
+    /// One that is off when castd starts is listed too, unreachable (502), not unknown (404); once it answers, the
+    /// entry its answer names replaces the one its address made.
+    @Test(.timeLimit(.minutes(1))) func aConfiguredDeviceOffAtStartIsListedAsUnreachable() async throws {
+        var discovery = DiscoveryManager.Configuration()
+        discovery.browsesMulticastDNS = false
+        // Nothing listens on port 1.
+        discovery.staticDevices = [CastDevice.staticDevice(host: "127.0.0.1", port: 1, name: "Attic")]
+        discovery.staticRetryInterval = nil
+        let stateDirectory = temporaryStateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
+        var options = DeviceHub.Options()
+        options.cast.stateDirectory = stateDirectory
+        options.cast.heartbeat.pingInterval = nil
+        options.cast.connectTimeout = .seconds(2)
+        let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
+        try hub.start()
+        #expect(hub.devices.map(\.device.friendlyName) == ["Attic"])
+        let id = try #require(hub.devices.first?.device.id)
+        try await withServer(hub) { port in
+            let listed = try await TestHTTP.send(port: port, "GET", "/v1/devices")
+            #expect(listed.json?["devices"]?[0]?["id"]?.stringValue == id)
+            let read = try await TestHTTP.send(port: port, "GET", "/v1/devices/\(id)")
+            #expect(read.status == 502, "\(read.body)")
+            let pause = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/pause")
+            #expect(pause.status == 502, "\(pause.body)")
+        }
+        await hub.stop()
+    }
 }
