@@ -236,6 +236,13 @@ extension JoinRunningTests {
             )
             let activity = try await observer.start()
             #expect(activity.mediaStatus?.playerState == .paused, "\(activity.mediaStatusError ?? "")")
+            // A command answered by a broadcast returns once the activity shows it (castd answers with it).
+            for level in [0.3, 0.6, 0.2] {
+                try await observer.setVolume(level)
+                #expect(observer.activity?.deviceStatus.volumeLevel == level)
+            }
+            try await observer.setMuted(true)
+            #expect(observer.activity?.deviceStatus.isMuted == true)
 
             // The app ends and another starts and plays: followed as it comes, by the message task.
             let updates = observer.updates()

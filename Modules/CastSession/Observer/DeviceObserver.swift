@@ -99,6 +99,10 @@ public final class DeviceObserver: Sendable {
         /// The highest `requestId` of a RECEIVER_STATUS the message task applied, and who waits for one.
         var appliedReplyID = 0
         var replyWaiters: [(requestID: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// The last receiver broadcasts the message task handled, and the commands waiting for one that answered
+        /// them (a device that answers only by broadcast).
+        var handledBroadcasts: [JSONValue] = []
+        var broadcastWaiters: [(broadcast: JSONValue, continuation: CheckedContinuation<Void, Never>)] = []
         /// A group's membership (multizone namespace); `nil` for other devices.
         var multizoneStatus: MultizoneStatus?
         /// Why the followed app's media status could not be read, until it is.
@@ -246,6 +250,11 @@ public final class DeviceObserver: Sendable {
         }
         for task in tasks { task.cancel() }
         resumeReplyWaiters(upTo: .max)
+        let broadcastWaiters = state.withLockedValue { state in
+            defer { state.broadcastWaiters = [] }
+            return state.broadcastWaiters.map(\.continuation)
+        }
+        for continuation in broadcastWaiters { continuation.resume() }
         await connection?.close()
         broadcaster.finish()
     }
@@ -299,7 +308,10 @@ public final class DeviceObserver: Sendable {
     /// applying its reply too raced the broadcasts that followed it, so an older volume could be published
     /// after a newer one.
     private func applied(_ reply: JSONValue) async {
-        guard let requestID = reply["requestId"]?.intValue, requestID != 0 else { return }
+        guard let requestID = reply["requestId"]?.intValue, requestID != 0 else {
+            await handled(broadcast: reply)
+            return
+        }
         await withCheckedContinuation { continuation in
             let waiting = state.withLockedValue { state -> Bool in
                 guard !state.isStopped, state.appliedReplyID < requestID else { return false }
@@ -308,6 +320,33 @@ public final class DeviceObserver: Sendable {
             }
             if !waiting { continuation.resume() }
         }
+    }
+
+    /// Waits until the message task handled `broadcast`, a receiver status without a request's id that answered a
+    /// command: the activity read next then shows it.
+    private func handled(broadcast: JSONValue) async {
+        await withCheckedContinuation { continuation in
+            let waiting = state.withLockedValue { state -> Bool in
+                guard !state.isStopped, !state.handledBroadcasts.contains(broadcast) else { return false }
+                state.broadcastWaiters.append((broadcast, continuation))
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    /// Notes a receiver broadcast the message task handled, and lets the commands it answered go on.
+    private func noteHandled(broadcast: JSONValue) {
+        let ready = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            state.handledBroadcasts.append(broadcast)
+            // Enough that a command registers before its answer leaves, even under a flood of statuses.
+            if state.handledBroadcasts.count > 32 { state.handledBroadcasts.removeFirst() }
+            guard !state.broadcastWaiters.isEmpty else { return [] }
+            let ready = state.broadcastWaiters.filter { $0.broadcast == broadcast }.map(\.continuation)
+            state.broadcastWaiters.removeAll { $0.broadcast == broadcast }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
     }
 
     private func resumeReplyWaiters(upTo requestID: Int) {
@@ -340,7 +379,11 @@ public final class DeviceObserver: Sendable {
             {
                 Task { [weak self] in await self?.finish(reading) }
             }
-            if let requestID = json["requestId"]?.intValue, requestID != 0 { resumeReplyWaiters(upTo: requestID) }
+            if let requestID = json["requestId"]?.intValue, requestID != 0 {
+                resumeReplyWaiters(upTo: requestID)
+            } else {
+                noteHandled(broadcast: json)
+            }
             return
         }
         guard message.namespace == CastNamespace.media else { return }
