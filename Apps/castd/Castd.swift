@@ -97,6 +97,8 @@ struct Serve: AsyncParsableCommand {
         configuration.scanRanges = profile.discoveryScanRanges
         var options = DeviceHub.Options()
         options.cast = profile.options
+        // A command rides through a dropped connection within its timeout, as the CLI's do.
+        options.cast.requestsWaitWhileSuspended = true
         options.cast.stateDirectory = profile.options.stateDirectory ?? CastOptions.defaultStateDirectory(for: "castd")
         options.mediaFolders = daemon.mediaFolders
         let hub = DeviceHub(

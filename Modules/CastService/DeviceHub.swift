@@ -23,8 +23,13 @@ public final class DeviceHub: Sendable {
     /// How the hub behaves.
     public struct Options: Sendable {
         /// Timeouts, heartbeat, reconnect policy and the receiver app loads launch; its state directory keeps the
-        /// devices' saved sessions.
-        public var cast = CastOptions()
+        /// devices' saved sessions. Defaults to ``CastOptions``' defaults, but requests wait for a suspended session
+        /// to resume (``CastOptions/requestsWaitWhileSuspended``): a command sent just after a drop rides through it.
+        public var cast: CastOptions = {
+            var options = CastOptions()
+            options.requestsWaitWhileSuspended = true
+            return options
+        }()
         /// How many past events a reconnecting subscriber can catch up on.
         public var eventWindow = 1024
         /// Folders whose media files (and files below them) may be cast; symbolic links leading out are refused.
