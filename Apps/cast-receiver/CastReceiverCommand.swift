@@ -139,6 +139,17 @@ struct CastReceiverCommand: AsyncParsableCommand {
     var appListedLate: Double?
     @Flag(name: .customLong("web-transport-ids"), help: "Fault: use web-N transport ids that differ from session ids.")
     var webTransportIDs = false
+    @Option(
+        help: ArgumentHelp(
+            "Fault: list this app before the running one in every status, with a session STOP does not know "
+                + "(follower, leader or backdrop), as group members and idle screens are listed on devices.",
+            valueName: "app"
+        )
+    )
+    var appListedFirst: String?
+    @Flag(help: "A fixed-volume device: its status says controlType fixed, and SET_VOLUME changes nothing.")
+    var fixedVolume = false
+    @Flag(help: "Fault: refuse SET_VOLUME with INVALID_REQUEST INVALID_COMMAND.") var refuseVolume = false
     @Option(help: "Fault: split outgoing frames into TLS records of N bytes.") var chunkSize: Int?
     @Option(help: "Fault: send a malformed frame after N inbound messages.") var malformedAfter: Int?
     @Option(help: "Fault: seconds between the pieces of --chunk-size (1 and 1: a byte per second).")
@@ -260,6 +271,16 @@ struct CastReceiverCommand: AsyncParsableCommand {
         faults.dropsOn = dropOn
         faults.losesReplyTo = loseReplyTo
         faults.dropLimit = dropLimit
+        faults.refusesVolumeChanges = refuseVolume
+        if let appListedFirst {
+            let known: [String: EmulatedApp] = [
+                "follower": .multizoneFollower, "leader": .multizoneLeader, "backdrop": .backdrop,
+            ]
+            guard let app = known[appListedFirst] else {
+                throw ValidationError("--app-listed-first takes follower, leader or backdrop, not '\(appListedFirst)'")
+            }
+            faults.listsAppBeforeRunningApp = app
+        }
 
         var apps: [EmulatedApp] = [
             .defaultMediaReceiver, .androidTV(id: androidTVAppID), .echo(), .mirroring, .audioMirroring,
@@ -298,6 +319,7 @@ struct CastReceiverCommand: AsyncParsableCommand {
         let behave = { (configuration: inout DeviceConfiguration) in
             configuration.apps = apps
             configuration.faults = faults
+            configuration.hasFixedVolume = fixedVolume
             configuration.identity = identity
             configuration.deviceAuth = auth
             configuration.defaultMediaDuration = defaultDuration

@@ -52,6 +52,10 @@ public struct DeviceConfiguration: Sendable {
     public var sessionIDGenerator: @Sendable () -> String = { Identifiers.uuid() }
     /// Initial device volume level (0…1). Defaults to 1.
     public var volumeLevel = 1.0
+    /// Whether the device's volume is fixed (its sound is turned up on the TV or amplifier it plays through): its
+    /// status says `controlType` `fixed` instead of `attenuation`, and SET_VOLUME changes nothing, answered with the
+    /// unchanged status. Defaults to `false`.
+    public var hasFixedVolume = false
     /// The volume step reported in status (`stepInterval`). Defaults to 0.05.
     public var volumeStepInterval = 0.05
     /// How often the device PINGs a silent sender. Defaults to 5 s.

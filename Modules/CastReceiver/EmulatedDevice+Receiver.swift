@@ -46,6 +46,13 @@ extension EmulatedDevice {
             else {
                 return reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"], requestId, to: requester, state)
             }
+            if state.faults.refusesVolumeChanges {
+                return reply(["type": "INVALID_REQUEST", "reason": "INVALID_COMMAND"], requestId, to: requester, state)
+            }
+            if configuration.hasFixedVolume {
+                // Nothing changes, so nobody else is told anything.
+                return reply(receiverStatus(state), requestId, to: requester, state)
+            }
             if let level = level?.doubleValue { state.volumeLevel = level }
             if let muted = muted?.boolValue { state.isMuted = muted }
             return reply(receiverStatus(state), requestId, to: requester, state)
@@ -230,37 +237,47 @@ extension EmulatedDevice {
 
     func receiverStatus(_ state: State) -> JSONValue {
         let running = state.running
-        var app: JSONValue = [
-            "appId": .string(running.app.id),
-            "displayName": .string(running.app.displayName),
-            "iconUrl": "",
-            "isIdleScreen": .bool(running.app.kind == .idleScreen),
-            "launchedFromCloud": false,
-            "namespaces": .array(running.app.namespaces.map { ["name": .string($0)] }),
-            "sessionId": .string(running.sessionID),
-            "statusText": .string(running.app.kind == .idleScreen ? "" : running.app.displayName),
-            "transportId": .string(running.transportID),
-            "universalAppId": .string(running.app.id),
-            "appType": .string(running.app.kind == .androidTV ? "ANDROID_TV" : "WEB"),
-        ]
+        var app = Self.statusEntry(running.app, sessionID: running.sessionID, transportID: running.transportID)
         if !running.isListedWhole {
             app["namespaces"] = nil
             app["transportId"] = nil
         }
+        var applications = [app]
+        if let first = state.faults.listsAppBeforeRunningApp {
+            let sessionID = state.listedFirstSessionID
+            applications.insert(Self.statusEntry(first, sessionID: sessionID, transportID: sessionID), at: 0)
+        }
         return [
             "type": "RECEIVER_STATUS",
             "status": [
-                "applications": [app],
+                "applications": .array(applications),
                 "isActiveInput": true,
                 "isStandBy": false,
                 "userEq": [:],
                 "volume": [
-                    "controlType": "attenuation",
+                    "controlType": configuration.hasFixedVolume ? "fixed" : "attenuation",
                     "level": .number(state.volumeLevel),
                     "muted": .bool(state.isMuted),
                     "stepInterval": .number(configuration.volumeStepInterval),
                 ],
             ],
+        ]
+    }
+
+    /// An app as RECEIVER_STATUS lists it.
+    private static func statusEntry(_ app: EmulatedApp, sessionID: String, transportID: String) -> JSONValue {
+        [
+            "appId": .string(app.id),
+            "displayName": .string(app.displayName),
+            "iconUrl": "",
+            "isIdleScreen": .bool(app.kind == .idleScreen),
+            "launchedFromCloud": false,
+            "namespaces": .array(app.namespaces.map { ["name": .string($0)] }),
+            "sessionId": .string(sessionID),
+            "statusText": .string(app.kind == .idleScreen ? "" : app.displayName),
+            "transportId": .string(transportID),
+            "universalAppId": .string(app.id),
+            "appType": .string(app.kind == .androidTV ? "ANDROID_TV" : "WEB"),
         ]
     }
 

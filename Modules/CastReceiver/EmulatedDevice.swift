@@ -94,6 +94,8 @@ public final class EmulatedDevice: Sendable {
         var nextConnectionID = 1
         var launchCount = 0
         var launches: [LaunchRecord] = []
+        /// The session id of ``FaultInjection/listsAppBeforeRunningApp``'s app.
+        var listedFirstSessionID = Identifiers.uuid()
         var faults: FaultInjection
         /// Connections the drop faults ended so far (against ``FaultInjection/dropLimit``).
         var drops = 0
@@ -670,7 +672,9 @@ public final class EmulatedDevice: Sendable {
         else { return [] }
         switch type {
         case "CONNECT":
-            let known = vc.endpoint == CastEndpoint.receiver || vc.endpoint == state.running.transportID
+            let known =
+                vc.endpoint == CastEndpoint.receiver || vc.endpoint == state.running.transportID
+                || (state.faults.listsAppBeforeRunningApp != nil && vc.endpoint == state.listedFirstSessionID)
             // connType 0 (strong), 1 (weak) or 2 (invisible); absent or null is strong.
             let connectionType = json["connType"]?.present
             let validType = connectionType.map { (0...2).contains($0.intValue ?? -1) } ?? true

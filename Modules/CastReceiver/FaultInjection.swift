@@ -17,6 +17,14 @@ public struct FaultInjection: Sendable, Hashable {
     /// List a launched app without its transport id and namespaces until this many seconds (on the emulator's
     /// clock) after its launch, then broadcast its whole status: senders must wait for a status they can use.
     public var listsLaunchedAppWholeAfter: Double?
+    /// List this app before the running one in every RECEIVER_STATUS, with a session of its own that STOP does not
+    /// know (`INVALID_SESSION_ID`), as devices list a speaker group member's part in its group's playback
+    /// (``EmulatedApp/multizoneFollower``) or their idle screen beside the app a sender launched: senders must pick
+    /// the app by its id or session id, not take the first listed.
+    public var listsAppBeforeRunningApp: EmulatedApp?
+    /// Answer SET_VOLUME with INVALID_REQUEST `INVALID_COMMAND`, changing nothing, as a device that will not set
+    /// its volume does.
+    public var refusesVolumeChanges = false
     /// Address replies to `*` instead of the requesting sender.
     public var addressesRepliesToBroadcast = false
     /// Give launched apps a `web-N` transport id different from their session id (older firmware).
