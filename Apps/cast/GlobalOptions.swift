@@ -183,6 +183,8 @@ struct CLIRuntime: Sendable {
                 case .timedOut: return (CastExit.timedOut, "timeout")
                 case .noApplicationRunning: return (CastExit.nothingToControl, "nothing-to-control")
                 case .invalidNamespace: return (CastExit.usage, "usage")
+                // Refused before sending (a fixed volume) or by the receiver: exit 1 like any refusal.
+                case .notSupported: return (CastExit.failed, "unsupported")
                 default: return (CastExit.failed, "receiver")
                 }
             case let error as CastMediaError:

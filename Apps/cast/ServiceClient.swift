@@ -100,8 +100,10 @@ struct ServiceClient: Sendable {
         switch reply.status {
         case 400, 401, 403, 413: return CLIError(.usage, message)
         case 404, 502: return CLIError(.noDevice, message)
-        // A command the receiver does not offer now (no next item, no ad to skip) is a refusal, as it is directly.
-        case 409 where reply.body["code"]?.stringValue == "notSupported": return CLIError(.failed, message)
+        // A command the receiver does not offer now (no next item, no ad to skip, a fixed volume) or refuses is a
+        // refusal, as it is directly.
+        case 409 where ["notSupported", "refused"].contains(reply.body["code"]?.stringValue ?? ""):
+            return CLIError(.failed, message)
         case 409: return CLIError(.nothingToControl, message)
         case 504: return CLIError(.timedOut, message)
         default: return CLIError(.failed, message)

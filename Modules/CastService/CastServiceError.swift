@@ -75,7 +75,8 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
             switch error.code {
             case .timedOut: status = 504
             case .invalidArgument, .invalidNamespace: status = 400
-            case .noApplicationRunning, .sessionInProgress: status = 409
+            // Not what the device does (a fixed volume) or will do now (a refusal): a conflict with its state.
+            case .noApplicationRunning, .sessionInProgress, .notSupported, .refused: status = 409
             // LAUNCH_ERROR NOT_FOUND or BAD_PARAMETER: the device works, it has no app with the id asked for.
             case .launchFailed where ["NOT_FOUND", "BAD_PARAMETER"].contains(error.receiverReason ?? ""):
                 status = 400

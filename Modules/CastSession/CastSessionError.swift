@@ -7,6 +7,7 @@ public struct CastSessionError: Error, Sendable, CustomStringConvertible {
             case connectFailed, launchFailed, sessionNotFound, notConnected, suspended, timedOut
             case invalidNamespace, channelNotConnected, appStopped, resumeFailed, persistenceFailed
             case sessionInProgress, connectionLost, cancelled, invalidResponse, invalidArgument, noApplicationRunning
+            case notSupported, refused
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -43,6 +44,12 @@ public struct CastSessionError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code(.cancelled)
         /// An argument is out of range (for example a volume above 1).
         public static let invalidArgument = Code(.invalidArgument)
+        /// The device cannot do this at all, so the request was not sent: its volume is fixed (`controlType`
+        /// `fixed`), and setting or muting it would be ignored or refused.
+        public static let notSupported = Code(.notSupported)
+        /// The receiver refused the request (INVALID_REQUEST); ``CastSessionError/receiverReason`` says why
+        /// (`INVALID_COMMAND`: it does not do this; `INVALID_SESSION_ID`: it does not know the session).
+        public static let refused = Code(.refused)
         /// The receiver's answer could not be understood.
         public static let invalidResponse = Code(.invalidResponse)
         /// The device did not prove it is a genuine Cast device while `DeviceAuthPolicy.require` is set; the

@@ -99,6 +99,43 @@ struct ServiceAPITests {
         }
     }
 
+    /// A fixed-volume device: a volume or mute change is a conflict with what the device is (409 `notSupported`,
+    /// which `cast --via` turns into exit 1 as it is directly), not a success that changed nothing; a receiver
+    /// that refuses SET_VOLUME is a 409 `refused`, not a bad gateway.
+    @Test func aFixedVolumeIsAConflict() async throws {
+        var fixed = DeviceConfiguration(friendlyName: "Soundbar", port: 0)
+        fixed.hasFixedVolume = true
+        var refusing = DeviceConfiguration(friendlyName: "Stubborn", port: 0)
+        refusing.faults.refusesVolumeChanges = true
+        try await withCastReceiverEmulator(devices: [fixed, refusing]) { emulator in
+            let stateDirectory = temporaryStateDirectory()
+            defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
+            let hub = try await startedHub(on: emulator, stateDirectory: stateDirectory)
+            do {
+                try await withServer(hub) { port in
+                    for (device, code) in zip(emulator.devices, ["notSupported", "refused"]) {
+                        let id = try #require(hub.devices.first { $0.device.port == device.port }?.device.id)
+                        for body in [#"{"level":0.3}"#, #"{"muted":true}"#] {
+                            let reply = try await TestHTTP.send(
+                                port: port,
+                                "PUT",
+                                "/v1/devices/\(id)/volume",
+                                json: body
+                            )
+                            #expect(reply.status == 409, "\(reply.body)")
+                            #expect(reply.json?["code"]?.stringValue == code, "\(reply.body)")
+                        }
+                        #expect(device.volume == (1.0, false))
+                    }
+                }
+            } catch {
+                await hub.stop()
+                throw error
+            }
+            await hub.stop()
+        }
+    }
+
     @Test func anUnknownDeviceIsAProblemWithItsCode() async throws {
         try await withHub { hub, _ in
             try await withServer(hub) { port in

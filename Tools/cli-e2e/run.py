@@ -226,6 +226,22 @@ def quirks():
         check(f"{name}: app stop exits 0", code == 0, text)
 
 
+def fixed_volume():
+    """A device whose volume is fixed, and one that refuses SET_VOLUME: exit 1 saying so, nothing changed."""
+    env = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-volume-", dir=STATE))
+    fixed = f"127.0.0.1:{start_receiver('--fixed-volume')}"
+    for args in (("volume", "0.3"), ("volume", "+1"), ("mute",)):
+        code, out, text = cast(*args, "--host", fixed, env=env)
+        check(f"a fixed volume: {' '.join(args)} exits 1 saying the volume is fixed",
+              code == 1 and "this device's volume is fixed" in text, text)
+    code, out, text = cast("status", "--host", fixed, "--json", env=env)
+    check("... and the volume is as it was", ((out or {}).get("device") or {}).get("volume") == 1, text)
+    refusing = f"127.0.0.1:{start_receiver('--refuse-volume')}"
+    code, out, text = cast("volume", "0.3", "--host", refusing, env=env)
+    check("SET_VOLUME refused: exits 1 saying the receiver refused it",
+          code == 1 and "refused SET_VOLUME" in text and "invalidResponse" not in text, text)
+
+
 def named_devices(port):
     """A named device beats the saved session; idle devices and non-media apps are reported, not refused."""
     host = f"127.0.0.1:{port}"
@@ -1309,6 +1325,7 @@ def main():
         errors(port)
         named_devices(port)
         quirks()
+        fixed_volume()
         speaker_groups()
         scan()
         drops()

@@ -48,7 +48,7 @@ extension Operations.SendMessage.Output: ProblemOutput {
 }
 extension Operations.SetVolume.Output: ProblemOutput, DeviceStateOutput {
     static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }
-    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [400: badRequest] }
+    static var declaredProblems: [Int: (Components.Responses.Problem) -> Self] { [400: badRequest, 409: conflict] }
 }
 extension Operations.LaunchApp.Output: ProblemOutput, DeviceStateOutput {
     static func answering(_ state: Components.Schemas.DeviceState) -> Self { .ok(.init(body: .json(state))) }

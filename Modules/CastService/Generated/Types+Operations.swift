@@ -643,6 +643,29 @@ internal enum Operations {
             }
             /// What went wrong (RFC 9457).
             ///
+            /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/volume/put(setVolume)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// What went wrong (RFC 9457).
+            ///
             /// - Remark: Generated from `#/paths//v1/devices/{deviceId}/volume/put(setVolume)/responses/500`.
             ///
             /// HTTP response code: `500 internalServerError`.

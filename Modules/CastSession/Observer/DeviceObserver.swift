@@ -264,7 +264,9 @@ public final class DeviceObserver: Sendable {
     /// Sets the device volume, 0…1, as the device's own volume keys do: it needs no app and no session.
     ///
     /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/invalidArgument``,
-    ///   ``CastSessionError/Code/notConnected`` (not started), ``CastSessionError/Code/timedOut``.
+    ///   ``CastSessionError/Code/notConnected`` (not started), ``CastSessionError/Code/timedOut``,
+    ///   ``CastSessionError/Code/notSupported`` (the device's volume is fixed; nothing is sent),
+    ///   ``CastSessionError/Code/refused`` (the receiver refused it).
     public func setVolume(_ level: Double) async throws {
         guard (0...1).contains(level) else {
             throw CastSessionError(.invalidArgument, "volume \(level) is outside 0…1")
@@ -273,21 +275,31 @@ public final class DeviceObserver: Sendable {
     }
 
     /// Mutes or unmutes the device.
+    ///
+    /// - Throws: as ``setVolume(_:)``.
     public func setMuted(_ muted: Bool) async throws {
         try await receiverCommand(["type": "SET_VOLUME", "volume": ["muted": .bool(muted)]])
     }
 
     /// Moves the volume by `steps` steps of ``CastOptions/volumeStep`` or the receiver's `stepInterval`.
+    ///
+    /// - Throws: as ``setVolume(_:)``.
     public func adjustVolume(bySteps steps: Int) async throws {
-        let status = state.withLockedValue { $0.deviceStatus }
+        let (status, device) = state.withLockedValue { ($0.deviceStatus, $0.device) }
+        try status?.requireSettableVolume(of: device.friendlyName)
         let step = options.volumeStep ?? status?.volumeStepInterval ?? 0.05
         try await setVolume(try DeviceStatus.level(from: status?.volumeLevel, bySteps: steps, of: step))
     }
 
+    /// Sends a SET_VOLUME (the only receiver command an observer sends), refused here on a fixed-volume device.
     private func receiverCommand(_ payload: JSONValue) async throws {
-        guard let connection = state.withLockedValue({ $0.isStopped ? nil : $0.connection }) else {
+        let (connection, status, device) = state.withLockedValue {
+            ($0.isStopped ? nil : $0.connection, $0.deviceStatus, $0.device)
+        }
+        guard let connection else {
             throw CastSessionError(.notConnected, "the observer is not connected; start it first")
         }
+        try status?.requireSettableVolume(of: device.friendlyName)
         let reply: JSONValue
         do {
             reply = try await connection.receiverRequest(
@@ -298,7 +310,8 @@ public final class DeviceObserver: Sendable {
         } catch {
             throw SessionManager.sessionError(error)
         }
-        _ = try DeviceStatus(commandReply: reply)  // a refusal (INVALID_REQUEST, …) throws its error here
+        // A refusal (INVALID_REQUEST, …) throws its error here.
+        _ = try DeviceStatus(commandReply: reply, to: payload["type"]?.stringValue ?? "the command")
         await applied(reply)
     }
 

@@ -489,6 +489,10 @@ public final class CastSession: Sendable {
     public func deviceStatusUpdates() -> CastEventStream<DeviceStatus> { deviceStatusBroadcaster.makeStream() }
 
     /// Sets the device volume, 0…1.
+    ///
+    /// - Throws: ``CastSessionError`` — `.notSupported` on a device whose volume is fixed (not sent: the device
+    ///   would ignore or refuse it), `.refused` when the receiver refuses it, `.invalidArgument` for a level
+    ///   outside 0…1.
     public func setDeviceVolume(_ level: Double) async throws {
         guard (0...1).contains(level) else {
             throw CastSessionError(.invalidArgument, "volume \(level) is outside 0…1")
@@ -497,13 +501,19 @@ public final class CastSession: Sendable {
     }
 
     /// Mutes or unmutes the device.
+    ///
+    /// - Throws: ``CastSessionError`` — `.notSupported` on a device whose volume is fixed, `.refused` when the
+    ///   receiver refuses it.
     public func setDeviceMuted(_ muted: Bool) async throws {
         try await volumeCommand(["muted": .bool(muted)])
     }
 
     /// Moves the device volume by `steps` steps of ``CastOptions/volumeStep`` or the receiver's `stepInterval`.
+    ///
+    /// - Throws: as ``setDeviceVolume(_:)``.
     public func adjustDeviceVolume(bySteps steps: Int) async throws {
         let status = deviceStatus
+        try status?.requireSettableVolume(of: device.friendlyName)
         let step = options.volumeStep ?? status?.volumeStepInterval ?? 0.05
         try await setDeviceVolume(try DeviceStatus.level(from: status?.volumeLevel, bySteps: steps, of: step))
     }
@@ -593,7 +603,7 @@ public final class CastSession: Sendable {
             try requireConnected()
             reply = try await receiverRequest(payload, answeredBy: isAnswer)
         }
-        let status = try DeviceStatus(commandReply: reply)
+        let status = try DeviceStatus(commandReply: reply, to: payload["type"]?.stringValue ?? "the command")
         state.withLock { $0.deviceStatus = status }
         deviceStatusBroadcaster.yield(status)
         return status
@@ -602,6 +612,7 @@ public final class CastSession: Sendable {
     /// SET_VOLUME with `volume` (a level, a mute state or both), ridden through drops as
     /// ``receiverCommand(_:answeredBy:untouched:)`` does.
     private func volumeCommand(_ volume: JSONValue) async throws {
+        try deviceStatus?.requireSettableVolume(of: device.friendlyName)
         let payload: JSONValue = ["type": "SET_VOLUME", "volume": volume]
         try await receiverCommand(
             payload,

@@ -23,10 +23,36 @@ public struct DeviceStatus: Sendable, Hashable {
         return application
     }
 
+    /// Whether the device's volume cannot be set (`controlType` `fixed`, cast-protocol.md §6.2): its sound is
+    /// turned up or down where it comes out (the TV, the amplifier), and a SET_VOLUME is ignored or refused.
+    public var hasFixedVolume: Bool { volumeControlType == "fixed" }
+
+    /// Refuses a volume or mute change locally on a fixed-volume device, instead of sending a SET_VOLUME the
+    /// device ignores (so that "volume 30%" would be reported while nothing changed) or refuses.
+    ///
+    /// - Throws: ``CastSessionError/Code/notSupported`` when ``hasFixedVolume``.
+    func requireSettableVolume(of deviceName: String) throws {
+        guard hasFixedVolume else { return }
+        throw CastSessionError(
+            .notSupported,
+            "this device's volume is fixed: \(deviceName) cannot set or mute it; change it on the TV or amplifier "
+                + "it plays through"
+        )
+    }
+
     /// The status a receiver command (SET_VOLUME, …) answers with.
     ///
-    /// - Throws: ``CastSessionError/Code/invalidResponse`` when the answer is not a RECEIVER_STATUS.
-    init(commandReply reply: JSONValue) throws {
+    /// - Throws: ``CastSessionError/Code/refused`` when the receiver answered INVALID_REQUEST (it will not do
+    ///   it: an unknown command, a session id it does not know, …), ``CastSessionError/Code/invalidResponse``
+    ///   when the answer is anything else but a RECEIVER_STATUS.
+    init(commandReply reply: JSONValue, to command: String) throws {
+        if reply["type"]?.stringValue == "INVALID_REQUEST" {
+            throw CastSessionError(
+                .refused,
+                "the receiver refused \(command)",
+                receiverReason: reply["reason"]?.stringValue
+            )
+        }
         guard reply["type"]?.stringValue == "RECEIVER_STATUS" else {
             throw CastSessionError(
                 .invalidResponse,
