@@ -79,9 +79,11 @@ struct DeviceProbe: Sendable {
         return id
     }
 
-    /// The running app's status text or name from a `RECEIVER_STATUS` payload; empty when idle.
+    /// The running app's status text or name from a `RECEIVER_STATUS` payload (the most relevant app it lists,
+    /// ``ListedApplication``); empty when idle.
     static func statusText(_ status: JSONValue) -> String {
-        guard let app = status["status"]?["applications"]?[0], app["isIdleScreen"]?.boolValue != true else { return "" }
+        guard let app = ListedApplication.mostRelevant(inStatus: status), !ListedApplication.isIdleScreen(app)
+        else { return "" }
         return app["statusText"]?.stringValue ?? app["displayName"]?.stringValue ?? ""
     }
 

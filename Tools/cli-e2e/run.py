@@ -226,6 +226,22 @@ def quirks():
         check(f"{name}: app stop exits 0", code == 0, text)
 
 
+def several_apps():
+    """A device that lists a group follower before the app a sender launched: every command takes the app."""
+    env = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-apps-", dir=STATE))
+    host = f"127.0.0.1:{start_receiver('--app-listed-first', 'follower', '--default-duration', '600')}"
+    code, out, text = cast("play", "--host", host, URL_A, "--detach", "--json", env=env)
+    check("a follower listed first: play exits 0 and plays",
+          code == 0 and media(out).get("playerState") == "PLAYING", text)
+    code, out, text = cast("status", "--host", host, "--json", env=env)
+    check("... status names the media app", code == 0 and ((out or {}).get("app") or {}).get("id") == "CC1AD845", text)
+    code, out, text = cast("pause", "--host", host, "--json", env=env)
+    check("... pause exits 0 paused", code == 0 and media(out).get("playerState") == "PAUSED", text)
+    code, _, text = cast("app", "stop", "--host", host, env=env)
+    _, out, _ = cast("status", "--host", host, "--json", env=env)
+    check("... app stop stops the media app", code == 0 and ((out or {}).get("app") or {}).get("id") != "CC1AD845", text)
+
+
 def fixed_volume():
     """A device whose volume is fixed, and one that refuses SET_VOLUME: exit 1 saying so, nothing changed."""
     env = dict(ENV, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cast-e2e-volume-", dir=STATE))
@@ -1325,6 +1341,7 @@ def main():
         errors(port)
         named_devices(port)
         quirks()
+        several_apps()
         fixed_volume()
         speaker_groups()
         scan()

@@ -171,10 +171,11 @@ public final class CastSession: Sendable {
             let status = DeviceStatus(json: json)
             state.withLock { $0.deviceStatus = status }
             deviceStatusBroadcaster.yield(status)
-            if status.application?.sessionID != sessionID, connectionState == .connected {
+            let ours = status.application(sessionID: sessionID)
+            if ours == nil, connectionState == .connected {
                 // Someone else stopped or replaced our app.
                 startInBackground(.finish(CastSessionError(.appStopped, "the receiver app is no longer running")))
-            } else if let app = status.application, Self.moved(application, to: app) {
+            } else if let app = ours, Self.moved(application, to: app) {
                 startInBackground(.follow(app))
             }
             return
@@ -301,7 +302,7 @@ public final class CastSession: Sendable {
                 try await sleep(policy.delay(afterFailedAttempts: failures, random: Double.random(in: 0..<1)))
                 try await reconnectToCurrentRecord()
                 let status = try await fetchDeviceStatusNow()
-                guard let app = status.application, app.sessionID == sessionID else {
+                guard status.application(sessionID: sessionID) != nil else {
                     await finish(
                         error: CastSessionError(.appStopped, "the app stopped while the session was suspended")
                     )
@@ -423,7 +424,7 @@ public final class CastSession: Sendable {
             let json = try? await connection.receiverRequest(
                 ["type": "STOP", "sessionId": .string(sessionID)],
                 timeout: options.requestTimeout,
-                answeredBy: { $0.application?.sessionID != sessionID }
+                answeredBy: { $0.application(sessionID: sessionID) == nil }
             ), json["type"]?.stringValue == "RECEIVER_STATUS"
         {
             // The receiver's answer to STOP is the session's last word on the device: its app is gone.
@@ -627,20 +628,32 @@ public final class CastSession: Sendable {
     /// this fails when the app could not be stopped, and with ``CastOptions/requestsWaitWhileSuspended`` rides
     /// through a dropped connection: a STOP that never reached the device is sent again.
     ///
-    /// - Throws: ``CastSessionError`` — `.timedOut`, `.connectionLost`, `.notConnected`, or the receiver's refusal.
+    /// - Throws: ``CastSessionError`` — `.timedOut`, `.connectionLost`, `.notConnected`, or the receiver's refusal
+    ///   (`.refused`), also when it answers `INVALID_SESSION_ID` but still lists the app.
     public func stopApplication() async throws {
         let sessionID = self.sessionID
         do {
             try await receiverCommand(
                 ["type": "STOP", "sessionId": .string(sessionID)],
-                answeredBy: { $0.application?.sessionID != sessionID },
+                answeredBy: { $0.application(sessionID: sessionID) == nil },
                 untouched: { _, _ in true }  // the app still runs: nobody else restarts our session id
             )
-        } catch let error as CastSessionError
-            where (error.cause as? CastSessionError)?.code == .appStopped
-            || error.receiverReason == "INVALID_SESSION_ID"
-        {
-            // Stopped all the same: the session ended when it saw the app gone, or the device no longer knew it.
+        } catch let error as CastSessionError where (error.cause as? CastSessionError)?.code == .appStopped {
+            // Stopped all the same: the session ended when it saw the app gone.
+        } catch let error as CastSessionError where error.receiverReason == "INVALID_SESSION_ID" {
+            // The device does not know the session id: stopped only if the app is gone (another sender stopped it
+            // a moment before). One it still lists is one it will not stop by that id — a speaker group member's
+            // part in its group's playback, say — and reporting it stopped would be a lie.
+            let status = try await fetchDeviceStatusNow()
+            if let running = status.application(sessionID: sessionID) {
+                throw CastSessionError(
+                    .refused,
+                    "\(device.friendlyName) did not stop \(running.displayName): it does not know session "
+                        + "\(sessionID), yet still runs it",
+                    receiverReason: error.receiverReason,
+                    cause: error
+                )
+            }
         }
         store?.clear(deviceID: device.id)
         await finish(error: nil)

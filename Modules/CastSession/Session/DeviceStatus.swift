@@ -1,3 +1,4 @@
+import CastDiscovery
 import CastTransport
 
 /// The receiver's own status (RECEIVER_STATUS): device volume, standby, input and the running app.
@@ -14,13 +15,34 @@ public struct DeviceStatus: Sendable, Hashable {
     public var isStandBy: Bool?
     /// HDMI-CEC: whether this input is selected (TV dongles only).
     public var isActiveInput: Bool?
-    /// The running application, if any (the idle screen included).
-    public var application: ApplicationMetadata?
+    /// Every application the device lists, in its order. Real devices list more than one: a speaker group
+    /// member's part in its group's playback (`MultizoneFollower`) or the idle screen beside the app a sender
+    /// launched, in any order, so the first is not necessarily the one that matters.
+    public var applications: [ApplicationMetadata]
 
-    /// The running application unless it is the idle screen: what a sender can join.
+    /// The most relevant application listed, if any (the idle screen included): see
+    /// ``application(sessionID:applicationID:)``.
+    public var application: ApplicationMetadata? { application(sessionID: nil, applicationID: nil) }
+
+    /// The most relevant application unless it is the idle screen: what a sender can join.
     public var runningApplication: ApplicationMetadata? {
         guard let application, !application.isIdleScreen else { return nil }
         return application
+    }
+
+    /// The listed application a sender means, chosen in this one place so that launching, joining, resuming,
+    /// controlling and stopping all pick the same one: the app of `sessionID` when one is given (`nil` when the
+    /// device no longer lists it), else the first of `applicationID` when one is given, else the most relevant —
+    /// an app of its own before a member's part in its group's playback (leader, then follower), and those before
+    /// the idle screen; the device's order among equals.
+    public func application(sessionID: String? = nil, applicationID: String? = nil) -> ApplicationMetadata? {
+        if let sessionID {
+            return applications.first {
+                $0.sessionID == sessionID && (applicationID == nil || $0.applicationID == applicationID)
+            }
+        }
+        if let applicationID { return applications.first { $0.applicationID == applicationID } }
+        return ListedApplication.mostRelevant(applications.map(\.relevance)).map { applications[$0] }
     }
 
     /// Whether the device's volume cannot be set (`controlType` `fixed`, cast-protocol.md §6.2): its sound is
@@ -85,14 +107,14 @@ public struct DeviceStatus: Sendable, Hashable {
         volumeControlType = status["volume"]?["controlType"]?.stringValue
         isStandBy = status["isStandBy"]?.boolValue
         isActiveInput = status["isActiveInput"]?.boolValue
-        application = status["applications"]?[0].flatMap(ApplicationMetadata.init(json:))
+        applications = status["applications"]?.arrayValue?.compactMap(ApplicationMetadata.init(json:)) ?? []
     }
 }
 
 /// A running receiver application (GCKApplicationMetadata).
 public struct ApplicationMetadata: Sendable, Hashable {
     /// The Backdrop idle screen's id.
-    public static let backdropApplicationID = "E8C28D3C"
+    public static let backdropApplicationID = ListedApplication.backdropID
 
     /// The app's id, for example `CC1AD845` (the Default Media Receiver).
     public var applicationID: String
@@ -115,6 +137,13 @@ public struct ApplicationMetadata: Sendable, Hashable {
     /// Whether the app speaks the media namespace (and so can be paused, sought, …).
     public var playsMedia: Bool { namespaces.contains(CastNamespace.media) }
 
+    /// Whether the device lists the app whole: a transport id to reach it and the namespaces it serves (a
+    /// multizone leader serves none). An app still starting is listed without them.
+    let isListedWhole: Bool
+
+    /// How much a sender cares about this app among several listed (``ListedApplication``), lowest first.
+    var relevance: Int { ListedApplication.relevance(appID: applicationID, isIdleScreen: isIdleScreen) }
+
     /// A device's part in a speaker group's playback.
     public enum GroupRole: Sendable, Hashable {
         /// The member that leads the group's playback (`MultizoneLeader`, `531A4F84`).
@@ -124,9 +153,9 @@ public struct ApplicationMetadata: Sendable, Hashable {
     }
 
     /// The app ids members run while their group plays (cast-protocol.md §8, §11.5).
-    public static let multizoneLeaderIDs: Set<String> = ["531A4F84", "MultizoneLeader"]
+    public static let multizoneLeaderIDs = ListedApplication.multizoneLeaderIDs
     /// See ``multizoneLeaderIDs``.
-    public static let multizoneFollowerIDs: Set<String> = ["705D30C6", "MultizoneFollower"]
+    public static let multizoneFollowerIDs = ListedApplication.multizoneFollowerIDs
 
     /// Whether this app is a member's part in its group's playback rather than an app of its own: such a device
     /// is "playing in group X" — the group's session is the one to join or control.
@@ -145,5 +174,8 @@ public struct ApplicationMetadata: Sendable, Hashable {
         namespaces = json["namespaces"]?.arrayValue?.compactMap { $0["name"]?.stringValue ?? $0.stringValue } ?? []
         statusText = json["statusText"]?.stringValue?.withoutControlCharacters
         isIdleScreen = json["isIdleScreen"]?.boolValue ?? (id == Self.backdropApplicationID)
+        isListedWhole =
+            json["transportId"]?.stringValue?.isEmpty == false
+            && (!namespaces.isEmpty || Self.multizoneLeaderIDs.contains(id))
     }
 }

@@ -288,8 +288,8 @@ public final class SessionManager: Sendable {
             var finalStatus = status
             var joined = true
             if case .resume(let sessionID, let joiningApplicationID) = mode {
-                guard let running = status.runningApplication, running.sessionID == sessionID,
-                    joiningApplicationID == nil || running.applicationID == joiningApplicationID
+                guard let running = status.application(sessionID: sessionID, applicationID: joiningApplicationID),
+                    !running.isIdleScreen
                 else {
                     throw CastSessionError(
                         .sessionNotFound,
@@ -301,45 +301,50 @@ public final class SessionManager: Sendable {
                 guard let running = status.runningApplication else {
                     throw CastSessionError(.noApplicationRunning, "\(device.friendlyName) is idle: no app is running")
                 }
-                if let wanted, running.applicationID != wanted {
-                    throw CastSessionError(
-                        .noApplicationRunning,
-                        "\(device.friendlyName) runs \(running.displayName), not \(wanted)"
-                    )
+                if let wanted {
+                    guard let listed = status.application(applicationID: wanted), !listed.isIdleScreen else {
+                        throw CastSessionError(
+                            .noApplicationRunning,
+                            "\(device.friendlyName) runs \(running.displayName), not \(wanted)"
+                        )
+                    }
+                    application = listed
+                } else {
+                    application = running
                 }
-                application = running
-            } else if let running = status.runningApplication, running.applicationID == options.receiverApplicationID,
-                !options.launchOptions.relaunchIfRunning || mode == .launchOrJoin
+            } else if let running = status.application(applicationID: options.receiverApplicationID),
+                !running.isIdleScreen, !options.launchOptions.relaunchIfRunning || mode == .launchOrJoin
             {
                 application = running
             } else {
-                if let running = status.runningApplication, running.applicationID == options.receiverApplicationID {
+                if let running = status.application(applicationID: options.receiverApplicationID), !running.isIdleScreen
+                {
                     // Relaunch: end the running instance first, so LAUNCH starts a new session instead of joining.
                     let stopped = running.sessionID
                     _ = try await connection.receiverRequest(
                         ["type": "STOP", "sessionId": .string(stopped)],
                         timeout: nil,
-                        answeredBy: { $0.application?.sessionID != stopped }
+                        answeredBy: { $0.application(sessionID: stopped) == nil }
                     )
                 }
                 joined = false
                 (application, finalStatus) = try await launch(
                     on: connection,
                     watching: watcher,
-                    previous: status.application
+                    previous: status.application(applicationID: options.receiverApplicationID)
                 )
             }
-            if joined, !Self.isReady(launched: json) {
+            if joined, !application.isListedWhole {
                 // Joined an app still starting (a LAUNCH whose reply the drop took, say): it is reachable once the
                 // device lists its transport id and namespaces.
                 finalStatus = DeviceStatus(
                     json: try await listedWhole(
-                        json,
+                        sessionID: application.sessionID,
                         watching: watcher,
                         timeout: mode.mayLaunch ? options.launchTimeout : options.requestTimeout
                     )
                 )
-                application = finalStatus.runningApplication ?? application
+                application = finalStatus.application(sessionID: application.sessionID) ?? application
             }
             try await connection.openVirtualConnection(to: application.transportID)
             let session = CastSession(
@@ -390,8 +395,9 @@ public final class SessionManager: Sendable {
             group.addTask {
                 for await message in watcher where message.namespace == CastNamespace.receiver {
                     guard let json = try? message.json(), json["type"]?.stringValue == "RECEIVER_STATUS",
-                        let app = DeviceStatus(json: json).application, app.applicationID == appID,
-                        app.sessionID != previousSession, Self.isReady(launched: json)
+                        DeviceStatus(json: json).applications.contains(where: {
+                            $0.applicationID == appID && $0.sessionID != previousSession && $0.isListedWhole
+                        })
                     else { continue }
                     return json
                 }
@@ -407,8 +413,9 @@ public final class SessionManager: Sendable {
                 }
                 // A reply showing the app before it lists how to reach it: wait for a status that does (as
                 // Chrome, which takes a session without namespaces for an invalid one), within the launch timeout.
-                if answer["type"]?.stringValue == "RECEIVER_STATUS", !Self.isReady(launched: answer),
-                    DeviceStatus(json: answer).application?.applicationID == appID
+                if answer["type"]?.stringValue == "RECEIVER_STATUS",
+                    let app = Self.launched(appID, in: DeviceStatus(json: answer), after: previousSession),
+                    !app.isListedWhole
                 {
                     logger.debug("the launched app is not listed whole yet; waiting for its status")
                     group.addTask {
@@ -424,7 +431,7 @@ public final class SessionManager: Sendable {
         switch reply["type"]?.stringValue {
         case "RECEIVER_STATUS":
             let status = DeviceStatus(json: reply)
-            guard let app = status.application, app.applicationID == appID else {
+            guard let app = Self.launched(appID, in: status, after: previousSession) else {
                 throw CastSessionError(.launchFailed, "the receiver did not start \(appID)")
             }
             return (app, status)
@@ -440,23 +447,33 @@ public final class SessionManager: Sendable {
         }
     }
 
-    /// The status that lists `status`'s running app whole (``isReady(launched:)``), from the device's next
-    /// broadcasts, within `timeout`: an app still starting is listed without its transport id or namespaces.
+    /// The app of `appID` a status lists after a LAUNCH: the instance that is not `previousSession` (the one a
+    /// relaunch stopped) if the device lists one, else the one it lists — whatever else it lists beside or
+    /// before it (a group member's part in its group's playback, the idle screen).
+    static func launched(_ appID: String, in status: DeviceStatus, after previousSession: String?)
+        -> ApplicationMetadata?
+    {
+        status.applications.first { $0.applicationID == appID && $0.sessionID != previousSession }
+            ?? status.application(applicationID: appID)
+    }
+
+    /// The status that lists the app of `sessionID` whole (``ApplicationMetadata/isListedWhole``), from the
+    /// device's next broadcasts, within `timeout`: an app still starting is listed without its transport id or
+    /// namespaces.
     ///
     /// - Throws: ``CastSessionError`` — `.launchFailed` when the app is not listed whole in time, `.connectionLost`
     ///   when the connection ends first.
     private func listedWhole(
-        _ status: JSONValue,
+        sessionID: String,
         watching watcher: CastEventStream<CastMessage>,
         timeout: Duration
     ) async throws -> JSONValue {
-        let sessionID = DeviceStatus(json: status).application?.sessionID
         logger.debug("the running app is not listed whole yet; waiting for its status")
         return try await withThrowingTaskGroup(of: JSONValue?.self) { group in
             group.addTask {
                 for await message in watcher where message.namespace == CastNamespace.receiver {
                     guard let json = try? message.json(), json["type"]?.stringValue == "RECEIVER_STATUS",
-                        DeviceStatus(json: json).application?.sessionID == sessionID, Self.isReady(launched: json)
+                        DeviceStatus(json: json).application(sessionID: sessionID)?.isListedWhole == true
                     else { continue }
                     return json
                 }
@@ -475,15 +492,6 @@ public final class SessionManager: Sendable {
             }
             return json
         }
-    }
-
-    /// Whether a RECEIVER_STATUS lists its app whole: a transport id to reach it and the namespaces it serves
-    /// (a multizone leader serves none).
-    static func isReady(launched status: JSONValue) -> Bool {
-        guard let app = status["status"]?["applications"]?[0], app["transportId"]?.stringValue?.isEmpty == false
-        else { return false }
-        return app["namespaces"]?.arrayValue?.isEmpty == false
-            || ApplicationMetadata.multizoneLeaderIDs.contains(app["appId"]?.stringValue ?? "")
     }
 
     static func sessionError(_ error: any Error) -> CastSessionError {
