@@ -6,6 +6,20 @@ func echoedRequestID(_ requestID: JSONValue?) -> JSONValue {
     requestID?.present ?? 0
 }
 
+/// The change a SET_VOLUME's `volume` asks for, on either namespace: `level` a number in 0…1 (outside it is
+/// refused, not clamped: §6.1), `muted` a boolean, at least one of them, an explicit null absent; `nil` when it asks
+/// for nothing valid (INVALID_PARAMS).
+func requestedVolume(_ volume: JSONValue?) -> (level: Double?, muted: Bool?)? {
+    let volume = volume?.objectValue ?? [:]
+    let level = volume["level"]?.present
+    let muted = volume["muted"]?.present
+    guard level != nil || muted != nil,
+        level == nil || level?.doubleValue.map({ (0...1).contains($0) }) == true,
+        muted == nil || muted?.boolValue != nil
+    else { return nil }
+    return (level?.doubleValue, muted?.boolValue)
+}
+
 /// The platform endpoint `receiver-0`: GET_STATUS, LAUNCH, STOP, SET_VOLUME, GET_APP_AVAILABILITY
 /// (cast-protocol.md §6).
 extension EmulatedDevice {
@@ -35,15 +49,7 @@ extension EmulatedDevice {
             )
 
         case "SET_VOLUME":
-            // `level` a number, `muted` a boolean, at least one of them; an explicit null is absent.
-            let volume = request["volume"]?.objectValue ?? [:]
-            let level = volume["level"]?.present
-            let muted = volume["muted"]?.present
-            // A level outside 0…1 (§6.1) is refused, as the media namespace refuses it, rather than clamped.
-            guard level != nil || muted != nil,
-                level == nil || level?.doubleValue.map({ (0...1).contains($0) }) == true,
-                muted == nil || muted?.boolValue != nil
-            else {
+            guard let change = requestedVolume(request["volume"]) else {
                 return reply(["type": "INVALID_REQUEST", "reason": "INVALID_PARAMS"], requestId, to: requester, state)
             }
             if state.faults.refusesVolumeChanges {
@@ -53,8 +59,8 @@ extension EmulatedDevice {
                 // Nothing changes, so nobody else is told anything.
                 return reply(receiverStatus(state), requestId, to: requester, state)
             }
-            if let level = level?.doubleValue { state.volumeLevel = level }
-            if let muted = muted?.boolValue { state.isMuted = muted }
+            if let level = change.level { state.volumeLevel = level }
+            if let muted = change.muted { state.isMuted = muted }
             return reply(receiverStatus(state), requestId, to: requester, state)
                 + broadcastReceiverStatus(state, except: requester)
 

@@ -162,17 +162,12 @@ extension MediaPlayer {
             guard (0.5...2.0).contains(rate) else { return failure("INVALID_REQUEST", reason: "INVALID_PARAMS") }
             session.rate = rate
         case "SET_VOLUME":
-            // As on the receiver namespace: `level` a number in 0…1, `muted` a boolean, at least one of them; an
-            // explicit null is absent.
-            let volume = request["volume"]?.objectValue ?? [:]
-            let level = volume["level"]?.present
-            let muted = volume["muted"]?.present
-            guard level != nil || muted != nil,
-                level == nil || level?.doubleValue.map({ (0...1).contains($0) }) == true,
-                muted == nil || muted?.boolValue != nil
-            else { return failure("INVALID_REQUEST", reason: "INVALID_PARAMS") }
-            if let level = level?.doubleValue { volumeLevel = level }
-            if let muted = muted?.boolValue { isMuted = muted }
+            // As on the receiver namespace.
+            guard let change = requestedVolume(request["volume"]) else {
+                return failure("INVALID_REQUEST", reason: "INVALID_PARAMS")
+            }
+            if let level = change.level { volumeLevel = level }
+            if let muted = change.muted { isMuted = muted }
         case "EDIT_TRACKS_INFO":
             let tracks = session.current.media["tracks"]?.arrayValue?.compactMap(\.objectValue) ?? []
             if let ids = request["activeTrackIds"]?.arrayValue {
