@@ -8,21 +8,37 @@ import Testing
 /// A configured device (a static host) switched off stays known to castd, unreachable, rather than turning into
 /// an unknown id: a client can tell a device that is off (502) from a typo (404).
 @Suite struct ConfiguredDeviceTests {
+    /// A hub whose only device is `device`, configured by its address (no mDNS), probed again every
+    /// `retryInterval`.
+    static func hub(
+        configuring device: CastDevice,
+        retryInterval: Duration?,
+        stateDirectory: String,
+        clock: ManualCastClock
+    ) -> DeviceHub {
+        var discovery = DiscoveryManager.Configuration()
+        discovery.browsesMulticastDNS = false
+        discovery.staticDevices = [device]
+        discovery.staticRetryInterval = retryInterval
+        var options = DeviceHub.Options()
+        options.cast.stateDirectory = stateDirectory
+        options.cast.heartbeat.pingInterval = nil
+        options.cast.connectTimeout = .seconds(2)
+        return DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery, clock: clock))
+    }
+
     @Test(.timeLimit(.minutes(1))) func aConfiguredDeviceThatStopsAnsweringStaysListed() async throws {
         try await withCastReceiverEmulator(devices: [DeviceConfiguration(friendlyName: "Den", port: 0)]) {
             emulator in
             let clock = ManualCastClock()
-            var discovery = DiscoveryManager.Configuration()
-            discovery.browsesMulticastDNS = false
-            discovery.staticDevices = [CastDevice.staticDevice(host: "127.0.0.1", port: emulator.devices[0].port)]
-            discovery.staticRetryInterval = .seconds(30)
             let stateDirectory = temporaryStateDirectory()
             defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
-            var options = DeviceHub.Options()
-            options.cast.stateDirectory = stateDirectory
-            options.cast.heartbeat.pingInterval = nil
-            options.cast.connectTimeout = .seconds(2)
-            let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery, clock: clock))
+            let hub = Self.hub(
+                configuring: CastDevice.staticDevice(host: "127.0.0.1", port: emulator.devices[0].port),
+                retryInterval: .seconds(30),
+                stateDirectory: stateDirectory,
+                clock: clock
+            )
             try hub.start()
             _ = await hub.discovery.devices(atLeast: 1)
             let id = hub.devices[0].device.id
@@ -50,18 +66,15 @@ import Testing
     /// One that is off when castd starts is listed too, unreachable (502), not unknown (404); once it answers, the
     /// entry its answer names replaces the one its address made.
     @Test(.timeLimit(.minutes(1))) func aConfiguredDeviceOffAtStartIsListedAsUnreachable() async throws {
-        var discovery = DiscoveryManager.Configuration()
-        discovery.browsesMulticastDNS = false
-        // Nothing listens on port 1.
-        discovery.staticDevices = [CastDevice.staticDevice(host: "127.0.0.1", port: 1, name: "Attic")]
-        discovery.staticRetryInterval = nil
         let stateDirectory = temporaryStateDirectory()
         defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
-        var options = DeviceHub.Options()
-        options.cast.stateDirectory = stateDirectory
-        options.cast.heartbeat.pingInterval = nil
-        options.cast.connectTimeout = .seconds(2)
-        let hub = DeviceHub(options: options, discovery: DiscoveryManager(configuration: discovery))
+        // Nothing listens on port 1.
+        let hub = Self.hub(
+            configuring: CastDevice.staticDevice(host: "127.0.0.1", port: 1, name: "Attic"),
+            retryInterval: nil,
+            stateDirectory: stateDirectory,
+            clock: ManualCastClock()
+        )
         try hub.start()
         #expect(hub.devices.map(\.device.friendlyName) == ["Attic"])
         let id = try #require(hub.devices.first?.device.id)
