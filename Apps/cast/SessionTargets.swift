@@ -4,6 +4,10 @@ import CastMedia
 import CastSession
 import CastTransport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What a command acts on. What the user says beats what the program remembers: with `--device`/`--host` the
 /// command acts on that device — the saved session when that device still runs it, otherwise whatever the
 /// device runs, joined. Without them it acts on the most recent saved session that still runs, else on the
@@ -133,15 +137,18 @@ extension CLIRuntime {
                 try await runtime.withControlledSession { session in try await body(runtime, session) }
                 return
             }
-            try await withTimeLimit(
-                .milliseconds(Int64(seconds * 1000)),
-                timedOut: {
-                    let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
-                    return CLIError(.timedOut, "the command did not finish within its --timeout of \(shown) s")
-                }
-            ) {
-                try await runtime.withControlledSession { session in try await body(runtime, session) }
+            // At the deadline the process ends, whatever step the command is in: a reply being awaited does not
+            // stop for a task's cancellation, and nothing is printed after the timeout is told.
+            let deadline = Task {
+                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+                let code = runtime.fail(
+                    CLIError(.timedOut, "the command did not finish within its --timeout of \(shown) s")
+                )
+                exit(code.rawValue)
             }
+            defer { deadline.cancel() }
+            try await runtime.withControlledSession { session in try await body(runtime, session) }
         } catch {
             throw runtime.fail(error)
         }

@@ -214,6 +214,20 @@ import Testing
         )
     }
 
+    /// A device that reports statuses only by broadcast still answers errors with the request's id: such a reply
+    /// does not make it a device that replies (its queue edits are still answered by their QUEUE_CHANGE).
+    @Test func anErrorReplyDoesNotMakeADeviceOneThatReplies() async throws {
+        let (client, channel) = makeClient(responder: { payload in
+            payload["type"] == "PAUSE" ? .success(["type": "INVALID_PLAYER_STATE"]) : .failure(CancellationError())
+        })
+        #expect(await failure(of: client.pause())?.code == .invalidPlayerState)
+        channel.hold()
+        let removal = client.queueRemove([2])
+        client.receive(["type": "QUEUE_CHANGE", "changeType": "REMOVE", "itemIds": [2]])
+        #expect(removal.isFinished)
+        channel.release(.failure(CancellationError()), all: true)
+    }
+
     /// A device that neither replies nor announces queue changes shows an edit only in the items its statuses list.
     @Test func queueEditsAreAnsweredByTheItemsAStatusLists() async throws {
         func listing(_ ids: [Int]) -> JSONValue {

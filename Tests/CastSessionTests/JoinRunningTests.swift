@@ -237,7 +237,8 @@ extension JoinRunningTests {
             let activity = try await observer.start()
             #expect(activity.mediaStatus?.playerState == .paused, "\(activity.mediaStatusError ?? "")")
             // A command answered by a broadcast returns once the activity shows it (castd answers with it).
-            for level in [0.3, 0.6, 0.2] {
+            // The same level twice: the second answer is the later broadcast, not the equal one before it.
+            for level in [0.3, 0.6, 0.3, 0.6] {
                 try await observer.setVolume(level)
                 #expect(observer.activity?.deviceStatus.volumeLevel == level)
             }

@@ -49,8 +49,8 @@ public final class RemoteMediaClient: Sendable {
         /// Sent requests a broadcast status may answer, oldest first.
         var awaitingBroadcast: [AwaitedBroadcast] = []
         var nextAwaitedBroadcast = 0
-        /// The live media ``togglePlayback()`` stopped, which its next toggle loads again (one word).
-        var stoppedLiveMedia: MediaInformation?
+        /// The live media ``togglePlayback()`` stopped, which its next toggle loads again, and its media session.
+        var stoppedLive: (media: MediaInformation, session: Int)?
         /// Whether a reply carrying a request's id has come: the receiver replies, and does not only broadcast.
         var hasRepliedWithIDs = false
 
@@ -268,7 +268,12 @@ public final class RemoteMediaClient: Sendable {
             }
             let previous = state.status
             if var status = parsed {
-                if status.playerState != .idle, state.stoppedLiveMedia != nil { state.stoppedLiveMedia = nil }
+                // Another session playing: the stopped stream's own statuses (sent before the STOP) do not count.
+                if let stopped = state.stoppedLive, status.playerState != .idle,
+                    status.mediaSessionID != stopped.session
+                {
+                    state.stoppedLive = nil
+                }
                 // Receivers may omit `media` and `items` when they have not changed: both are carried forward
                 // within a media session, with their record.
                 if let previous, previous.mediaSessionID == status.mediaSessionID {
@@ -459,7 +464,8 @@ public final class RemoteMediaClient: Sendable {
             let outcome: MediaRequest.Outcome
             switch result {
             case .success(let json):
-                self.state.withLock { $0.hasRepliedWithIDs = true }
+                // A status in reply (errors carry the id even on devices that report statuses only by broadcast).
+                if json["type"]?.stringValue == "MEDIA_STATUS" { self.state.withLock { $0.hasRepliedWithIDs = true } }
                 outcome = self.interpret(json, for: type)
             case .failure(let error) where error is CancellationError:
                 outcome = .aborted(.cancelled)
@@ -623,7 +629,7 @@ public final class RemoteMediaClient: Sendable {
                 return pause()
             }
             let request = stop()
-            if let media = status.media { state.withLock { $0.stoppedLiveMedia = media } }
+            if let media = status.media { state.withLock { $0.stoppedLive = (media, status.mediaSessionID) } }
             return request
         case nil, .idle?:
             if let media = stoppedLiveMedia { return loadMedia(media) }
@@ -636,8 +642,9 @@ public final class RemoteMediaClient: Sendable {
     /// The live media the last ``togglePlayback()`` stopped, which the next toggle loads again while the receiver
     /// plays nothing else; set it to carry a toggle across processes (as `cast toggle` does), `nil` to forget it.
     public var stoppedLiveMedia: MediaInformation? {
-        get { state.withLock { $0.stoppedLiveMedia } }
-        set { state.withLock { $0.stoppedLiveMedia = newValue } }
+        get { state.withLock { $0.stoppedLive?.media } }
+        // Set from outside (another process's toggle): any session playing later replaces it.
+        set { state.withLock { $0.stoppedLive = newValue.map { ($0, -1) } } }
     }
 
     /// Seeks (SEEK). A seek still in flight is aborted as replaced.

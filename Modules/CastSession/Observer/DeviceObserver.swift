@@ -101,8 +101,10 @@ public final class DeviceObserver: Sendable {
         var replyWaiters: [(requestID: Int, continuation: CheckedContinuation<Void, Never>)] = []
         /// The last receiver broadcasts the message task handled, and the commands waiting for one that answered
         /// them (a device that answers only by broadcast).
-        var handledBroadcasts: [JSONValue] = []
-        var broadcastWaiters: [(broadcast: JSONValue, continuation: CheckedContinuation<Void, Never>)] = []
+        var handledBroadcasts: [(number: Int, broadcast: JSONValue)] = []
+        var handledBroadcastCount = 0
+        var broadcastWaiters: [(broadcast: JSONValue, after: Int, continuation: CheckedContinuation<Void, Never>)] =
+            []
         /// A group's membership (multizone namespace); `nil` for other devices.
         var multizoneStatus: MultizoneStatus?
         /// Why the followed app's media status could not be read, until it is.
@@ -300,6 +302,9 @@ public final class DeviceObserver: Sendable {
             throw CastSessionError(.notConnected, "the observer is not connected; start it first")
         }
         try status?.requireSettableVolume(of: device.friendlyName)
+        // A broadcast that answers it comes after this one: an equal status handled before (the same volume set
+        // twice) is not its answer.
+        let handledBefore = state.withLockedValue { $0.handledBroadcastCount }
         let reply: JSONValue
         do {
             reply = try await connection.receiverRequest(
@@ -312,7 +317,7 @@ public final class DeviceObserver: Sendable {
         }
         // A refusal (INVALID_REQUEST, …) throws its error here.
         _ = try DeviceStatus(commandReply: reply, to: payload["type"]?.stringValue ?? "the command")
-        await applied(reply)
+        await applied(reply, broadcastAfter: handledBefore)
     }
 
     /// Waits until the message task applied `reply`, a RECEIVER_STATUS it also receives.
@@ -320,9 +325,9 @@ public final class DeviceObserver: Sendable {
     /// Statuses are applied in the order the device sent them, by the message task alone: a request's caller
     /// applying its reply too raced the broadcasts that followed it, so an older volume could be published
     /// after a newer one.
-    private func applied(_ reply: JSONValue) async {
+    private func applied(_ reply: JSONValue, broadcastAfter handledBefore: Int = .max) async {
         guard let requestID = reply["requestId"]?.intValue, requestID != 0 else {
-            await handled(broadcast: reply)
+            if handledBefore != .max { await handled(broadcast: reply, after: handledBefore) }
             return
         }
         await withCheckedContinuation { continuation in
@@ -337,11 +342,13 @@ public final class DeviceObserver: Sendable {
 
     /// Waits until the message task handled `broadcast`, a receiver status without a request's id that answered a
     /// command: the activity read next then shows it.
-    private func handled(broadcast: JSONValue) async {
+    private func handled(broadcast: JSONValue, after handledBefore: Int) async {
         await withCheckedContinuation { continuation in
             let waiting = state.withLockedValue { state -> Bool in
-                guard !state.isStopped, !state.handledBroadcasts.contains(broadcast) else { return false }
-                state.broadcastWaiters.append((broadcast, continuation))
+                guard !state.isStopped,
+                    !state.handledBroadcasts.contains(where: { $0.number > handledBefore && $0.broadcast == broadcast })
+                else { return false }
+                state.broadcastWaiters.append((broadcast, handledBefore, continuation))
                 return true
             }
             if !waiting { continuation.resume() }
@@ -351,13 +358,15 @@ public final class DeviceObserver: Sendable {
     /// Notes a receiver broadcast the message task handled, and lets the commands it answered go on.
     private func noteHandled(broadcast: JSONValue) {
         let ready = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            state.handledBroadcasts.append(broadcast)
+            state.handledBroadcastCount += 1
+            state.handledBroadcasts.append((state.handledBroadcastCount, broadcast))
             // Enough that a command registers before its answer leaves, even under a flood of statuses.
             if state.handledBroadcasts.count > 32 { state.handledBroadcasts.removeFirst() }
             guard !state.broadcastWaiters.isEmpty else { return [] }
-            let ready = state.broadcastWaiters.filter { $0.broadcast == broadcast }.map(\.continuation)
-            state.broadcastWaiters.removeAll { $0.broadcast == broadcast }
-            return ready
+            let number = state.handledBroadcastCount
+            let ready = state.broadcastWaiters.filter { $0.after < number && $0.broadcast == broadcast }
+            state.broadcastWaiters.removeAll { $0.after < number && $0.broadcast == broadcast }
+            return ready.map(\.continuation)
         }
         for continuation in ready { continuation.resume() }
     }
@@ -548,7 +557,9 @@ public final class DeviceObserver: Sendable {
     private func finish(_ reading: StatusReading) async {
         do {
             _ = try await reading.request.response()
-            state.withLockedValue { $0.mediaStatusError = nil }
+            state.withLockedValue { state in
+                if state.mediaClient === reading.client { state.mediaStatusError = nil }
+            }
         } catch {
             noteMediaStatusFailure(error, of: reading.client)
         }
