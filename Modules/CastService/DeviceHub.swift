@@ -23,8 +23,8 @@ public final class DeviceHub: Sendable {
     /// How the hub behaves.
     public struct Options: Sendable {
         /// Timeouts, heartbeat, reconnect policy and the receiver app loads launch; its state directory keeps the
-        /// devices' saved sessions. Defaults to ``CastOptions``' defaults, but requests wait for a suspended session
-        /// to resume (``CastOptions/requestsWaitWhileSuspended``): a command sent just after a drop rides through it.
+        /// devices' saved sessions. Defaults to `CastOptions`' defaults, but requests wait for a suspended session
+        /// to resume (`requestsWaitWhileSuspended`): a command sent just after a drop rides through it.
         public var cast: CastOptions = {
             var options = CastOptions()
             options.requestsWaitWhileSuspended = true
@@ -278,8 +278,8 @@ public final class DeviceHub: Sendable {
 
     /// The device called `id` and what it does now; follows it first if it is not followed yet.
     ///
-    /// - Throws: ``CastServiceError`` — ``CastServiceError/Code/deviceNotFound``, or the session module's error
-    ///   when the device cannot be reached.
+    /// - Throws: `CastServiceError`: `deviceNotFound` for an unknown id, or the session module's error when the
+    ///   device cannot be reached.
     public func activity(of id: String) async throws(CastServiceError) -> DeviceActivity {
         let link = try link(for: id)
         let activity = try await follow(link)
