@@ -108,8 +108,7 @@ struct StoppedLiveMedia {
     let path: String
 
     init(deviceID: String, directory: String = StatePaths.directory) {
-        let safe = String(deviceID.map { $0.isLetter || $0.isNumber || "-._".contains($0) ? $0 : "_" }.prefix(120))
-        path = directory + "/stopped-live/" + safe + ".json"
+        path = directory + "/stopped-live/" + LocalFiles.fileName(for: deviceID) + ".json"
     }
 
     func media(forSession sessionID: String) -> MediaInformation? {
@@ -125,8 +124,7 @@ struct StoppedLiveMedia {
             unlink(path)
             return
         }
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        guard LocalFiles.makeDirectories(directory) else { return }
+        guard LocalFiles.makeDirectories(LocalFiles.directory(of: path)) else { return }
         let json: JSONValue = ["sessionId": .string(sessionID), "media": media.json]
         _ = LocalFiles.writeAtomically(Array((json.jsonString + "\n").utf8), to: path, mode: 0o600)
     }

@@ -178,7 +178,7 @@ package enum BroadcastAnswer: Sendable {
             guard added.count == count, let last = added.last, let index = new.firstIndex(of: last) else {
                 return false
             }
-            return before.map { new.indices.contains(index + 1) && new[index + 1] == $0 } ?? (index == new.count - 1)
+            return sits(at: index, before: before, in: new)
         case .remove(let ids):
             return old.contains { ids.contains($0) } && !new.contains { ids.contains($0) }
         case .reorder(let ids, let before):
@@ -186,8 +186,14 @@ package enum BroadcastAnswer: Sendable {
             guard moved.count == ids.count, old != new, let last = moved.last, let index = new.firstIndex(of: last),
                 let first = new.firstIndex(of: moved[0]), index - first == moved.count - 1
             else { return false }
-            return before.map { new.indices.contains(index + 1) && new[index + 1] == $0 } ?? (index == new.count - 1)
+            return sits(at: index, before: before, in: new)
         }
+    }
+
+    /// Whether the item at `index` of `items` comes right before `before`, or last when `before` is `nil`.
+    private static func sits(at index: Int, before: Int?, in items: [Int]) -> Bool {
+        guard let before else { return index == items.count - 1 }
+        return items.indices.contains(index + 1) && items[index + 1] == before
     }
 
     /// Whether a status of the same session shows the state asked for.

@@ -321,23 +321,7 @@ public final class RemoteMediaClient: Sendable {
     private func answerByBroadcast(_ status: MediaStatus?, empty: Bool, sentBefore: Int) {
         // A status message whose entries did not decode says nothing; one with no entries says there is no session.
         guard status != nil || empty else { return }
-        let (answered, failed) = state.withLock { state -> ([MediaRequest], [MediaRequest]) in
-            guard !state.awaitingBroadcast.isEmpty else { return ([], []) }
-            var answered: [MediaRequest] = []
-            var failed: [MediaRequest] = []
-            state.awaitingBroadcast.removeAll { waiting in
-                if waiting.request.isFinished { return true }
-                guard waiting.sequence < sentBefore else { return false }
-                switch waiting.answer.verdict(on: status) {
-                case .answered: answered.append(waiting.request)
-                case .failed: failed.append(waiting.request)
-                case .neither: return false
-                }
-                return true
-            }
-            if state.awaitingBroadcast.isEmpty { state.awaitingBroadcast = [] }
-            return (answered, failed)
-        }
+        let (answered, failed) = takeAwaitingBroadcast(sentBefore: sentBefore) { $0.verdict(on: status) }
         for request in answered {
             logger.debug(
                 "a broadcast status answered a request",
@@ -355,19 +339,39 @@ public final class RemoteMediaClient: Sendable {
     /// Ends the queue edits a QUEUE_CHANGE announces, with the current status, on a device that has never replied
     /// with a request's id. One that replies sends its reply after the change and the status that shows it.
     private func answerByQueueChange(_ change: QueueChange, sentBefore: Int) {
-        let answered = state.withLock { state -> [MediaRequest] in
-            guard !state.awaitingBroadcast.isEmpty, !state.hasRepliedWithIDs else { return [] }
-            var answered: [MediaRequest] = []
-            state.awaitingBroadcast.removeAll { waiting in
-                guard waiting.sequence < sentBefore, waiting.answer.isAnswered(by: change) else { return false }
-                answered.append(waiting.request)
-                return true
-            }
-            if state.awaitingBroadcast.isEmpty { state.awaitingBroadcast = [] }
-            return answered
+        guard !state.withLock({ $0.hasRepliedWithIDs }) else { return }
+        let (answered, _) = takeAwaitingBroadcast(sentBefore: sentBefore) {
+            $0.isAnswered(by: change) ? .answered : .neither
         }
+        guard !answered.isEmpty else { return }
         let status = mediaStatus
         for request in answered { request.finish(.completed(status)) }
+    }
+
+    /// Takes out of the awaited requests sent before `sentBefore` those `verdict` answers or fails (and those
+    /// already finished otherwise).
+    private func takeAwaitingBroadcast(
+        sentBefore: Int,
+        _ verdict: (BroadcastAnswer) -> BroadcastAnswer.Verdict
+    ) -> (answered: [MediaRequest], failed: [MediaRequest]) {
+        state.withLock { state in
+            guard !state.awaitingBroadcast.isEmpty else { return ([], []) }
+            var answered: [MediaRequest] = []
+            var failed: [MediaRequest] = []
+            state.awaitingBroadcast.removeAll { waiting in
+                if waiting.request.isFinished { return true }
+                guard waiting.sequence < sentBefore else { return false }
+                switch verdict(waiting.answer) {
+                case .answered: answered.append(waiting.request)
+                case .failed: failed.append(waiting.request)
+                case .neither: return false
+                }
+                return true
+            }
+            // No buffer kept by an idle client.
+            if state.awaitingBroadcast.isEmpty { state.awaitingBroadcast = [] }
+            return (answered, failed)
+        }
     }
 
     // MARK: - Sending

@@ -98,8 +98,7 @@ struct SessionStore: Sendable {
 
     /// The file of the session saved for `deviceID`: the id's letters, digits and `-._` kept, the rest as `_`.
     func path(forDevice deviceID: String) -> String {
-        let safe = String(deviceID.map { $0.isLetter || $0.isNumber || "-._".contains($0) ? $0 : "_" }.prefix(120))
-        return sessionsDirectory + "/" + safe + ".json"
+        sessionsDirectory + "/" + LocalFiles.fileName(for: deviceID) + ".json"
     }
 
     func save(_ session: SavedSession) throws {

@@ -87,6 +87,12 @@ extension LocalFiles {
         return String(trimmed[trimmed.index(after: slash)...])
     }
 
+    /// A file name for `id` (a device's id, say): its letters, digits and `-._` kept, anything else (a `/`, a
+    /// space) as `_`, at most 120 characters.
+    package static func fileName(for id: String) -> String {
+        String(id.map { $0.isLetter || $0.isNumber || "-._".contains($0) ? $0 : "_" }.prefix(120))
+    }
+
     /// `path` without its last component (`/a/b.mp4` → `/a`, `/a` → `/`, `b.mp4` → empty): NSString's
     /// `deletingLastPathComponent`.
     package static func directory(of path: String) -> String {
