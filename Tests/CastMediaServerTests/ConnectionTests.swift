@@ -140,9 +140,12 @@ extension ConnectionTests {
         options.fileCheckInterval = .milliseconds(10)
         let server = try await MediaServer.start(reaching: "127.0.0.1", options: options)
         let media = try server.share(file: file)
-        let client = try await RawConnection.open(port: server.port, reading: false)
         let path = String(media.url.dropFirst(server.baseURL.count))
-        try await client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let client = try await RawConnection.open(
+            port: server.port,
+            reading: false,
+            sending: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        )
         // The server has answered before the file shrinks: whatever it sends, it has promised the whole length.
         #expect(await server.waitForRequest(for: media, timeout: .seconds(3600)))
         #expect(truncate(file, 1_000_000) == 0)

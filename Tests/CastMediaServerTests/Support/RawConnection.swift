@@ -14,7 +14,13 @@ final class RawConnection: Sendable {
     }
 
     /// Connects; with `reading` false nothing is read (the server's writes stall) until ``startReading()``.
-    static func open(host: String = "127.0.0.1", port: Int, reading: Bool = true) async throws -> RawConnection {
+    /// `request`, when given, is written on the event loop as the connection opens (see `RawHTTPClient`).
+    static func open(
+        host: String = "127.0.0.1",
+        port: Int,
+        reading: Bool = true,
+        sending request: String? = nil
+    ) async throws -> RawConnection {
         let collector = Collector()
         var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         if !reading {
@@ -29,7 +35,12 @@ final class RawConnection: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(collector) }
             }
-            .connect(host: host, port: port).get()
+            .connect(host: host, port: port)
+            .flatMap { channel in
+                guard let request else { return channel.eventLoop.makeSucceededFuture(channel) }
+                return channel.writeAndFlush(channel.allocator.buffer(string: request)).map { channel }
+            }
+            .get()
         return RawConnection(channel: channel, collector: collector)
     }
 

@@ -39,8 +39,12 @@ enum RawHTTPClient {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(collector) }
             }
-            .connect(host: host, port: port).get()
-        try await channel.writeAndFlush(channel.allocator.buffer(string: request))
+            // The request goes out on the event loop as the connection opens, as a device's does: on a machine
+            // busy with the whole suite, the test's task resumed too late to write it before the server's
+            // request-head timeout closed the connection ("I/O on closed channel").
+            .connect(host: host, port: port)
+            .flatMap { channel in channel.writeAndFlush(channel.allocator.buffer(string: request)).map { channel } }
+            .get()
         try await channel.closeFuture.get()
         return try collector.response()
     }
