@@ -451,6 +451,8 @@ let package = Package(
             dependencies: [
                 "cast",
                 "CastControllers",
+                "CastMedia",
+                "CastTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/CastCLITests"

@@ -1,5 +1,7 @@
 import ArgumentParser
 import CastControllers
+import CastMedia
+import CastTransport
 import Testing
 
 @testable import cast
@@ -41,6 +43,30 @@ import Testing
         #expect(parsed.seconds == seconds)
         #expect(parsed.isRelative == relative)
         _ = try SeekCommand.parse([text])
+    }
+
+    /// A seek outside the media is named (the receiver clamps it silently); one inside it, or in a live stream or
+    /// media of unknown length, is not.
+    @Test func seeksOutsideTheMediaAreNamed() throws {
+        func status(duration: Double?, streamType: String = "BUFFERED") throws -> MediaStatus {
+            var media: [String: JSONValue] = [
+                "contentId": "https://a.example/x.mp4", "contentType": "video/mp4", "streamType": .string(streamType),
+            ]
+            if let duration { media["duration"] = .number(duration) }
+            return try MediaStatus(json: [
+                "mediaSessionId": 1, "playerState": "PLAYING", "currentTime": 5, "media": .object(media),
+            ])
+        }
+        let movie = try status(duration: 600)
+        #expect(
+            SeekCommand.note(seekingTo: 9000, in: movie)
+                == "2:30:00 is past the end of the media (10:00 long): the receiver went to its end"
+        )
+        #expect(SeekCommand.note(seekingTo: -5, in: movie)?.contains("before the start") == true)
+        for inside in [0.0, 300, 600, 600.4, -0.4] { #expect(SeekCommand.note(seekingTo: inside, in: movie) == nil) }
+        #expect(SeekCommand.note(seekingTo: 9000, in: try status(duration: nil)) == nil)
+        #expect(SeekCommand.note(seekingTo: 9000, in: try status(duration: 600, streamType: "LIVE")) == nil)
+        #expect(SeekCommand.note(seekingTo: 9000, in: nil) == nil)
     }
 
     @Test(arguments: ["abc", "1:99", "", "1:2:3:4", "+"])

@@ -111,6 +111,35 @@ import Testing
         channel.release(.failure(CancellationError()), all: true)
     }
 
+    /// On a device that replies with ids, a load whose session a broadcast shows idle with an error ends with the
+    /// reply that follows it: LOAD_FAILED with its reason, or, from a device that never sends it, the answer to the
+    /// status read sent on that broadcast (not the request's timeout).
+    @Test func aLoadFailedByBroadcastOnADeviceThatRepliesEndsWithItsReplyOrAStatusRead() async throws {
+        let failedEntry = statusEntry(session: 9, state: "IDLE", extra: ["idleReason": "ERROR"])
+        for sendsLoadFailed in [true, false] {
+            let (client, channel) = makeClient()
+            try await client.play().response()  // answered with its id
+            channel.hold()
+            let request = client.loadMedia(testMedia("two"))
+            _ = try await take(1, from: channel.sentStream)
+            client.receive(statusMessage(failedEntry))
+            _ = try await take(1, from: channel.sentStream)
+            #expect(channel.sent.last?["type"] == "GET_STATUS")
+            #expect(!request.isFinished)
+            if sendsLoadFailed {
+                channel.release(.success(["type": "LOAD_FAILED", "reason": "MEDIA_ERROR", "detailedErrorCode": 104]))
+                #expect(await failure(of: request)?.receiverReason == "MEDIA_ERROR")
+                channel.release(.success(statusMessage(failedEntry)), all: true)
+                #expect(await failure(of: request)?.receiverReason == "MEDIA_ERROR")
+            } else {
+                // The LOAD's reply never comes; the status read's does.
+                channel.release(.success(statusMessage(failedEntry, requestId: 3)), type: "GET_STATUS")
+                #expect(await failure(of: request)?.code == .loadFailed)
+                channel.release(.failure(CancellationError()), all: true)
+            }
+        }
+    }
+
     /// A LOAD answered with a status whose session is idle with an error did not load.
     @Test func aLoadAnsweredIdleWithAnErrorFails() async throws {
         let failed = statusEntry(session: 9, state: "IDLE", extra: ["idleReason": "ERROR"])

@@ -63,6 +63,19 @@ final class FakeMediaChannel: MediaChannel {
         for held in released { held.continuation.resume(returning: result) }
     }
 
+    /// Answers the held requests of `type`, leaving the others held.
+    func release(_ result: Result<JSONValue, any Error>, type: String) {
+        let released = state.withLockedValue { state -> [Held] in
+            let (matching, others) = (
+                state.held.filter { $0.payload["type"]?.stringValue == type },
+                state.held.filter { $0.payload["type"]?.stringValue != type }
+            )
+            state.held = others
+            return matching
+        }
+        for held in released { held.continuation.resume(returning: result) }
+    }
+
     var heldCount: Int { state.withLockedValue { $0.held.count } }
 
     func startMediaRequest(_ payload: JSONValue, timeout: Duration?) throws -> MediaReply {

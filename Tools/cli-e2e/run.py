@@ -176,6 +176,17 @@ def commands(port):
     check("app stop", code == 0)
     code, out, _ = cast("pause", "--json")
     check("control without a session exits 3", code == 3 and (out or {}).get("error", {}).get("kind") == "no-device", out)
+    # A receiver clamps a seek outside the media to its start or end without a word: the command says so.
+    other = f"127.0.0.1:{start_receiver()}"
+    code, out, text = cast("play", "--host", other, URL_A, "--detach", "--json")
+    check("play for the clamped seeks", code == 0, text)
+    code, out, text = cast("seek", "-99", "--json")
+    check("a seek before the start says the receiver went to the start",
+          code == 0 and "before the start" in text and media(out).get("position", 99) < 2, text)
+    code, out, text = cast("seek", "99:00:00", "--json")
+    check("a seek past the end says the receiver went to its end", code == 0 and "past the end" in text, text)
+    code, _, _ = cast("app", "stop")
+    check("app stop after the clamped seeks", code == 0)
 
 
 def errors(port):

@@ -180,8 +180,24 @@ struct SeekCommand: AsyncParsableCommand {
         let (seconds, relative) = TimeFormatting.parseSeek(position)!
         if try await ViaService.handle(global, .seek(seconds, relative: relative)) { return }
         try await MediaControl.run(global) { _, client in
+            // Judged by the status before the seek: one after a seek to the end may have no media left.
+            let target = relative ? client.approximateStreamPosition + seconds : seconds
+            let note = Self.note(seekingTo: target, in: client.mediaStatus)
             try await client.seek(relative ? .by(seconds) : .to(seconds)).response()
+            if let note { FileHandleOutput.standardError("cast: " + note) }
         }
+    }
+
+    /// What to say of a position outside the media, which a receiver clamps to its start or end without a word.
+    static func note(seekingTo target: Double, in status: MediaStatus?) -> String? {
+        guard let media = status?.media, media.streamType != .live, status?.liveSeekableRange == nil else { return nil }
+        // Half a second of slack: a relative seek's start is the position extrapolated from the last status.
+        if target < -0.5 {
+            return "the position is before the start of the media: the receiver went to the start"
+        }
+        guard let duration = media.duration, duration > 0, target > duration + 0.5 else { return nil }
+        return "\(TimeFormatting.clock(target)) is past the end of the media (\(TimeFormatting.clock(duration)) "
+            + "long): the receiver went to its end"
     }
 }
 

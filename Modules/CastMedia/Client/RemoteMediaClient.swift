@@ -329,11 +329,20 @@ public final class RemoteMediaClient: Sendable {
             )
             request.finish(.completed(status))
         }
-        // A device that has answered a request with its id sends its LOAD_FAILED, with the reason, after this
-        // broadcast: that reply ends the request. One that never has ends it here.
-        guard !failed.isEmpty, !state.withLock({ $0.hasRepliedWithIDs }) else { return }
+        guard !failed.isEmpty else { return }
         let failure = CastMediaError(.loadFailed, "the receiver could not load the media (it went idle with an error)")
-        for request in failed { request.finish(.failed(failure)) }
+        guard state.withLock({ $0.hasRepliedWithIDs }) else {
+            for request in failed { request.finish(.failed(failure)) }
+            return
+        }
+        // A device that has answered a request with its id sends its LOAD_FAILED, with the reason, right after this
+        // broadcast, and that reply ends the request; some never send it. A status read sent now is answered after
+        // that reply would be: whatever it did not end, the read's answer ends (no timer, no second timeout).
+        let reading = requestStatus()
+        let fail: @Sendable () -> Void = { for request in failed { request.finish(.failed(failure)) } }
+        reading.onCompletion { _ in fail() }
+        reading.onFailure { _ in fail() }
+        reading.onAbort { _ in fail() }
     }
 
     /// Ends the queue edits a QUEUE_CHANGE announces, with the current status, on a device that has never replied
