@@ -60,6 +60,15 @@ import Testing
             #expect(playing.device.friendlyName == "Downstairs")
             #expect(playing.application?.applicationID == "CC1AD845")
 
+            // Joining the member that only follows (what a control command on it does) says so at once: it was
+            // a wait for namespaces the follower app never lists, then launchFailed.
+            let member = CastContext(options: testOptions())
+            let error = await #expect(throws: CastSessionError.self) {
+                try await member.sessionManager.joinSession(on: bedroom.castDevice)
+            }
+            #expect(error?.code == .noApplicationRunning)
+            #expect(error?.message.contains("follows its speaker group") == true)
+
             await context.sessionManager.endSession(stopCasting: true)
             _ = try await next(updates) { $0.isIdle }
             #expect(kitchen.runningApp.isIdleScreen)

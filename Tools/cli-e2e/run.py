@@ -380,6 +380,11 @@ def speaker_groups():
     members = ((out or {}).get("device") or {}).get("members") or []
     check("status on the group lists its members", code == 0 and [m.get("name") for m in members] == ["Room 1", "Room 2"],
           text)
+    # A member that only follows the group has no app of its own to control: said at once (it waited 10 s, exit 4).
+    started = time.monotonic()
+    code, out, text = cast("pause", *hosts, "--device", "Room 2", "--timeout", "10", "--json")
+    check("pause on a member that follows its group: nothing to control there (exit 5, at once)",
+          code == 5 and "follows its speaker group" in text and time.monotonic() - started < 8, text)
     cast("app", "stop", "--host", group_host)
 
 

@@ -140,8 +140,8 @@ public final class SessionManager: Sendable {
     /// - Parameters:
     ///   - device: The device another sender casts to.
     ///   - applicationID: Join only this app; `nil` joins whatever runs.
-    /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/noApplicationRunning`` (the device is idle, or
-    ///   runs another app), ``CastSessionError/Code/sessionInProgress``, ``CastSessionError/Code/connectFailed``,
+    /// - Throws: ``CastSessionError`` — ``CastSessionError/Code/noApplicationRunning`` (the device is idle, runs
+    ///   another app, or only follows its speaker group's playback), ``CastSessionError/Code/sessionInProgress``, ``CastSessionError/Code/connectFailed``,
     ///   ``CastSessionError/Code/timedOut``.
     @discardableResult
     public func joinSession(on device: CastDevice, applicationID: String? = nil) async throws -> CastSession {
@@ -310,6 +310,15 @@ public final class SessionManager: Sendable {
                     }
                     application = listed
                 } else {
+                    // A member's part in its group's playback is no app to join: the group plays, the member
+                    // follows it (its follower app lists no namespaces, so waiting for them would time out).
+                    guard running.groupRole != .follower else {
+                        throw CastSessionError(
+                            .noApplicationRunning,
+                            "\(device.friendlyName) only follows its speaker group's playback (the group's session "
+                                + "is the one to control)"
+                        )
+                    }
                     application = running
                 }
             } else if let running = status.application(applicationID: options.receiverApplicationID),
