@@ -62,7 +62,7 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 
     /// `error` as the service answers it: unreachable devices are 502, receivers that do not answer in time 504,
-    /// commands that do not fit the device's state 409, bad arguments (and app ids the device does not have) 400,
+    /// commands that do not fit the device's state (and those a receiver refuses for its state) 409, bad arguments (and app ids the device does not have) 400,
     /// local files that cannot play 422, a tool to install (ffmpeg) 501.
     public init(_ error: any Error) {
         switch error {
@@ -89,7 +89,9 @@ public struct CastServiceError: Error, Sendable, CustomStringConvertible {
             let status: Int
             switch error.code {
             case .timedOut: status = 504
-            case .invalidRequest: status = 400
+            // A receiver's refusal of a request the service checked (END_OF_QUEUE, INVALID_COMMAND, an old media
+            // session) is about the media's state; its own INVALID_PARAMS and requests refused here are bad requests.
+            case .invalidRequest: status = [nil, "INVALID_PARAMS"].contains(error.receiverReason) ? 400 : 409
             case .noMediaSession, .notSupported, .invalidPlayerState: status = 409
             default: status = 502
             }

@@ -56,6 +56,40 @@ struct CommandAPITests {
         }
     }
 
+    /// A rate outside 0.5…2 is a 400 naming `rate`; a command the receiver refuses for the media's state
+    /// (`next` at the queue's end: INVALID_REQUEST END_OF_QUEUE) is a 409, not a bad request.
+    @Test func badRatesAndReceiverRefusalsAreTold() async throws {
+        try await withHub { hub, _ in
+            try await withServer(hub) { port in
+                let id = hub.devices[0].device.id
+                let loaded = try await TestHTTP.send(
+                    port: port,
+                    "POST",
+                    "/v1/devices/\(id)/media",
+                    json: #"{"url":"http://media.example/films/one.mp4"}"#
+                )
+                #expect(loaded.status == 200, "\(loaded.body)")
+                for rate in ["100", "0.1", "0"] {
+                    let reply = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/rate?rate=\(rate)")
+                    #expect(reply.status == 400, "\(reply.body)")
+                    #expect(reply.json?["field"]?.stringValue == "rate", "\(reply.body)")
+                }
+                let faster = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/rate?rate=1.5")
+                #expect(faster.status == 200, "\(faster.body)")
+                let next = try await TestHTTP.send(port: port, "POST", "/v1/devices/\(id)/media/next")
+                #expect(next.status == 409, "\(next.body)")
+            }
+        }
+        let refused = { (reason: String?) in
+            CastServiceError(CastMediaError(.invalidRequest, "the receiver rejected SEEK", receiverReason: reason))
+                .httpStatus
+        }
+        #expect(refused("END_OF_QUEUE") == 409)
+        #expect(refused("INVALID_MEDIA_SESSION_ID") == 409)
+        #expect(refused("INVALID_PARAMS") == 400)
+        #expect(refused(nil) == 400)
+    }
+
     /// Commands at once on a device castd has no session with yet: one joins or launches, the others wait and use
     /// that session (they failed with `sessionInProgress`, 409 or 502).
     @Test func parallelCommandsShareTheSessionOneOfThemStarts() async throws {

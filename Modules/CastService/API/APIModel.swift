@@ -238,8 +238,13 @@ enum APIModel {
             }
             return .seek(position: position, relative: relative)
         case .rate:
-            guard let rate, rate.isFinite, rate > 0 else {
-                throw CastServiceError(.invalidRequest, "rate needs a rate above 0", httpStatus: 400, field: "rate")
+            guard let rate, (0.5...2).contains(rate) else {
+                throw CastServiceError(
+                    .invalidRequest,
+                    "rate needs a rate within 0.5…2",
+                    httpStatus: 400,
+                    field: "rate"
+                )
             }
             return .rate(rate)
         }
