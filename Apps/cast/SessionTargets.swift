@@ -133,24 +133,24 @@ extension CLIRuntime {
     ) async throws {
         let runtime = try CLIRuntime(global)
         do {
-            guard bounded, let seconds = global.timeout else {
-                try await runtime.withControlledSession { session in try await body(runtime, session) }
-                return
-            }
-            // At the deadline the process ends, whatever step the command is in: a reply being awaited does not
-            // stop for a task's cancellation, and nothing is printed after the timeout is told.
-            let deadline = Task {
-                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
-                let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
-                let code = runtime.fail(
-                    CLIError(.timedOut, "the command did not finish within its --timeout of \(shown) s")
-                )
-                exit(code.rawValue)
-            }
-            defer { deadline.cancel() }
+            let deadline = bounded ? runtime.exitAtTimeout() : nil
+            defer { deadline?.cancel() }
             try await runtime.withControlledSession { session in try await body(runtime, session) }
         } catch {
             throw runtime.fail(error)
+        }
+    }
+
+    /// With `--timeout`, ends the process once it has passed (exit 4), whatever step the command is in: a reply
+    /// being awaited does not stop for a task's cancellation, a command may reconnect and retry within it, and
+    /// nothing is printed after the timeout is told. Cancel the task when the part it bounds is done.
+    func exitAtTimeout() -> Task<Void, Never>? {
+        guard let seconds = global.timeout else { return nil }
+        return Task { [self] in
+            guard (try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))) != nil else { return }
+            let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+            let code = fail(CLIError(.timedOut, "the command did not finish within its --timeout of \(shown) s"))
+            exit(code.rawValue)
         }
     }
 }

@@ -215,6 +215,13 @@ def errors(port):
           f"exit {code} after {elapsed:.1f} s: {text}")
     code, _, text = cast("queue", "list", "--host", slower, "--timeout", "30")
     check("the same command within a longer timeout", code == 0, text)
+    # The same for status, volume, play and app stop: two or more replies at 0.8 s each pass a 1.5 s bound.
+    for args in (("status",), ("volume", "30%"), ("play", URL_B, "--detach"), ("app", "stop")):
+        started = time.monotonic()
+        code, _, text = cast(*args, "--host", slower, "--timeout", "1.5")
+        elapsed = time.monotonic() - started
+        check(f"--timeout bounds the whole of {args[0]} (exit 4)", code == 4 and elapsed < 4,
+              f"exit {code} after {elapsed:.1f} s: {text}")
     cast("app", "stop", "--host", slower, "--timeout", "30")
 
 

@@ -270,6 +270,8 @@ enum DeviceControl {
     ) async throws {
         let runtime = try CLIRuntime(global)
         do {
+            let deadline = runtime.exitAtTimeout()
+            defer { deadline?.cancel() }
             let context = runtime.makeContext()
             switch try await runtime.target(context) {
             case .session(let session):

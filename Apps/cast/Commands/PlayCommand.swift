@@ -106,7 +106,10 @@ struct PlayCommand: AsyncParsableCommand {
             return
         }
         do {
-            try await play(runtime)
+            // The start is bounded (through the load's answer and the device's first fetch), not the playing.
+            let deadline = runtime.exitAtTimeout()
+            defer { deadline?.cancel() }
+            try await play(runtime, deadline: deadline)
         } catch {
             throw runtime.fail(error)
         }
@@ -252,7 +255,7 @@ struct PlayCommand: AsyncParsableCommand {
         )
     }
 
-    private func play(_ runtime: CLIRuntime) async throws {
+    private func play(_ runtime: CLIRuntime, deadline: Task<Void, Never>?) async throws {
         let sources = try PlaySource.expand(urls)
         let context = runtime.makeContext()
         // A named device wins over the saved session: resume only a session saved for that device.
@@ -284,7 +287,7 @@ struct PlayCommand: AsyncParsableCommand {
         guard let session else { return }
         var serving = servesLocalFiles(sources) ? try await startServing(session.device) : nil
         do {
-            try await play(sources, in: session, context: context, serving: &serving, runtime)
+            try await play(sources, in: session, context: context, serving: &serving, runtime, deadline: deadline)
         } catch {
             await serving?.server.stop()
             throw error
@@ -298,7 +301,8 @@ struct PlayCommand: AsyncParsableCommand {
         in session: CastSession,
         context: CastContext,
         serving: inout LocalServing?,
-        _ runtime: CLIRuntime
+        _ runtime: CLIRuntime,
+        deadline: Task<Void, Never>?
     ) async throws {
         let items = try await self.items(sources, serving: &serving)
         for warning in serving?.warnings ?? [] { runtime.warn(warning) }
@@ -323,6 +327,7 @@ struct PlayCommand: AsyncParsableCommand {
         if items.count > 1 || self.repeat != .off, !queue {
             _ = try? await client.queueSetRepeatMode(repeatMode).response()
         }
+        deadline?.cancel()
         if (detach || runtime.global.json), serving == nil {
             await runtime.printStatus(session)
             await context.sessionManager.endSession(stopCasting: false)

@@ -22,6 +22,9 @@ struct StatusCommand: AsyncParsableCommand {
         if !watch, try await ViaService.handle(global, .status) { return }
         let runtime = try CLIRuntime(global)
         do {
+            // A watch runs until stopped; its first status is bounded by each step's timeout.
+            let deadline = watch ? nil : runtime.exitAtTimeout()
+            defer { deadline?.cancel() }
             let context = runtime.makeContext()
             switch try await runtime.target(context) {
             case .session(let session):
@@ -119,6 +122,8 @@ struct LaunchCommand: AsyncParsableCommand {
             }
         }
         do {
+            let deadline = runtime.exitAtTimeout()
+            defer { deadline?.cancel() }
             let device = try await runtime.resolveDevice()
             let context = runtime.makeContext()
             let session = try await context.sessionManager.startSession(with: device)
@@ -148,6 +153,8 @@ struct AppCommand: AsyncParsableCommand {
             if try await ViaService.handle(global, .stopApp) { return }
             let runtime = try CLIRuntime(global)
             do {
+                let deadline = runtime.exitAtTimeout()
+                defer { deadline?.cancel() }
                 let context = runtime.makeContext()
                 let session = try await runtime.controlledSession(context)
                 let (device, app) = (session.device, session.application)
