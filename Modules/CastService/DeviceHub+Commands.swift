@@ -47,8 +47,8 @@ extension DeviceHub {
             return try await settledActivity(of: link)
         case .setTracks(let trackIDs, let style):
             return try await withMediaClient(on: id) { client in
-                _ = try await client.setActiveTrackIDs(trackIDs).response()
-                if let style { _ = try await client.setTextTrackStyle(style).response() }
+                try await Self.settle(client.setActiveTrackIDs(trackIDs))
+                if let style { try await Self.settle(client.setTextTrackStyle(style)) }
             }
         case .loadQueue(let sources, let startIndex, let repeatMode):
             guard sources.indices.contains(startIndex) else {
@@ -63,10 +63,9 @@ extension DeviceHub {
             let items = try await queueItems(sources, for: link, device: try device(id), freshServer: true)
             do {
                 let client = try await mediaReceiverClient(for: link, id: id)
-                _ = try await client.queueLoad(items, startIndex: startIndex, repeatMode: repeatMode ?? .off)
-                    .response()
-            } catch is CancellationError where !Task.isCancelled {
-                // Replaced by a newer LOAD after it was sent.
+                try await Self.settle(
+                    client.queueLoad(items, startIndex: startIndex, repeatMode: repeatMode ?? .off)
+                )
             } catch { throw CastServiceError(error) }
             return try await settledActivity(of: link)
         case .insertIntoQueue(let sources, let before, let play):
@@ -77,21 +76,21 @@ extension DeviceHub {
             let items = try await queueItems(sources, for: link, device: try device(id), freshServer: false)
             return try await withMediaClient(on: id) { client in
                 if play {
-                    _ = try await client.queueInsertAndPlay(items[0], before: before).response()
+                    try await Self.settle(client.queueInsertAndPlay(items[0], before: before))
                 } else {
-                    _ = try await client.queueInsert(items, before: before).response()
+                    try await Self.settle(client.queueInsert(items, before: before))
                 }
             }
         case .removeFromQueue(let itemID):
-            return try await withMediaClient(on: id) { _ = try await $0.queueRemove([itemID]).response() }
+            return try await withMediaClient(on: id) { try await Self.settle($0.queueRemove([itemID])) }
         case .playQueueItem(let itemID):
-            return try await withMediaClient(on: id) { _ = try await $0.queueJump(toItemID: itemID).response() }
+            return try await withMediaClient(on: id) { try await Self.settle($0.queueJump(toItemID: itemID)) }
         case .moveQueueItem(let itemID, let before):
             return try await withMediaClient(on: id) {
-                _ = try await $0.queueMove(itemID: itemID, before: before).response()
+                try await Self.settle($0.queueMove(itemID: itemID, before: before))
             }
         case .setRepeatMode(let mode):
-            return try await withMediaClient(on: id) { _ = try await $0.queueSetRepeatMode(mode).response() }
+            return try await withMediaClient(on: id) { try await Self.settle($0.queueSetRepeatMode(mode)) }
         }
     }
 
@@ -126,9 +125,7 @@ extension DeviceHub {
             request.autoplay = autoplay
             request.currentTime = startTime
             request.activeTrackIDs = activeTrackIDs
-            _ = try await client.load(request).response()
-        } catch is CancellationError where !Task.isCancelled {
-            // Replaced by a newer LOAD after it was sent (as in ``withMediaClient(on:_:)``).
+            try await Self.settle(client.load(request))
         } catch { throw CastServiceError(error) }
         return try await settledActivity(of: link)
     }
@@ -164,7 +161,7 @@ extension DeviceHub {
 
     /// A transport command for what the device plays, through a session that joins the running app.
     public func control(_ command: MediaCommand, on id: String) async throws(CastServiceError) -> DeviceActivity {
-        try await withMediaClient(on: id) { _ = try await command.request(on: $0).response() }
+        try await withMediaClient(on: id) { try await Self.settle(command.request(on: $0)) }
     }
 
     /// Launches the receiver app `applicationID`, or joins it when it runs and `relaunch` is off.
@@ -252,11 +249,24 @@ extension DeviceHub {
         let link = try link(for: id)
         do {
             try await body(try await mediaClient(for: link, id: id))
-        } catch is CancellationError where !Task.isCancelled {
-            // Aborted, not cancelled: a newer command of the same kind (parallel seeks, loads) replaced it after
-            // it was sent. The device has it; the state it leads to is the answer (it was a 500).
         } catch { throw CastServiceError(error) }
         return try await settledActivity(of: link)
+    }
+
+    /// Waits for `request`'s answer. One that a newer command of its kind replaced after it was sent (parallel
+    /// seeks, loads) waits for that one instead, whatever its outcome: the device had both, and the state they
+    /// lead to is the answer (it was the state at the replacement, and before that a 500). One aborted otherwise
+    /// (its session ended) answers the state as it is.
+    private static func settle(_ request: CastMedia.MediaRequest) async throws {
+        do {
+            _ = try await request.response()
+        } catch is CancellationError where !Task.isCancelled {
+            var newer = request.replacement
+            while let next = newer {
+                _ = try? await next.response()
+                newer = next.replacement
+            }
+        }
     }
 
     /// The media client of the running app; 409 when that app plays no media.

@@ -434,9 +434,12 @@ import Testing
             Issue.record("the first seek should be replaced")
             return
         }
+        #expect(firstSeek.replacement === secondSeek, "the newer seek's outcome is the state both lead to")
+        #expect(secondSeek.replacement == nil)
         // A PLAY in between does not replace anything.
         let play = client.play()
         #expect(!play.isFinished)
+        #expect(play.replacement == nil)
         _ = try await take(2, from: channel.sentStream)
         channel.release(.success(statusMessage(statusEntry(time: 20), requestId: 2)), all: true)
         #expect(try await secondSeek.response()?.currentTime == 20)

@@ -33,7 +33,8 @@ struct CommandAPITests {
     }
 
     /// Several triggers at once: a seek that a newer one replaced after it was sent is answered with the state it
-    /// leads to (the device has it), not 500 `CancellationError()`.
+    /// leads to (the device has it: a position one of the seeks went to), not 500 `CancellationError()` nor the
+    /// state when it was replaced (before any seek was answered).
     @Test func parallelSeeksAreAllAnswered() async throws {
         try await withHub { hub, _ in
             try await withServer(hub) { port in
@@ -45,13 +46,17 @@ struct CommandAPITests {
                     json: #"{"url":"http://media.example/films/long.mp4"}"#
                 )
                 #expect(loaded.status == 200, "\(loaded.body)")
-                let statuses = try await TestHTTP.statuses(
+                let replies = try await TestHTTP.replies(
                     port: port,
                     stride(from: 10, through: 80, by: 10).map {
                         ("POST", "/v1/devices/\(id)/media/seek?position=\($0)", nil)
                     }
                 )
-                #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+                #expect(replies.allSatisfy { $0.status == 200 }, "\(replies.map(\.status))")
+                for reply in replies {
+                    let position = reply.json?["status"]?["media"]?["position"]?.doubleValue ?? 0
+                    #expect(position >= 9, "\(reply.body)")
+                }
             }
         }
     }

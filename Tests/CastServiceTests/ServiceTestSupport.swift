@@ -105,9 +105,14 @@ struct HTTPReply: Sendable {
 enum TestHTTP {
     /// Sends the requests (method, path, JSON body) all at once; answers their statuses, in no particular order.
     static func statuses(port: Int, _ requests: [(String, String, String?)]) async throws -> [Int] {
-        try await withThrowingTaskGroup(of: Int.self) { group in
+        try await replies(port: port, requests).map(\.status)
+    }
+
+    /// The replies to `requests`, sent at once, in no particular order.
+    static func replies(port: Int, _ requests: [(String, String, String?)]) async throws -> [HTTPReply] {
+        try await withThrowingTaskGroup(of: HTTPReply.self) { group in
             for (method, path, json) in requests {
-                group.addTask { try await send(port: port, method, path, json: json).status }
+                group.addTask { try await send(port: port, method, path, json: json) }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }

@@ -31,6 +31,7 @@ public final class MediaRequest: Sendable {
         var completionHandlers: [@Sendable (MediaStatus?) -> Void] = []
         var failureHandlers: [@Sendable (CastMediaError) -> Void] = []
         var abortHandlers: [@Sendable (AbortReason) -> Void] = []
+        var replacement: MediaRequest?
     }
 
     /// A local, increasing id for logs and correlation in tests (not the wire `requestId`).
@@ -102,6 +103,19 @@ public final class MediaRequest: Sendable {
 
     /// Abandons the request: callers stop waiting; the receiver may still act on it.
     public func cancel() { finish(.aborted(.cancelled)) }
+
+    /// The newer request of the same kind that replaced this one (``AbortReason/replaced``): the receiver had
+    /// this one too, and the newer one's outcome is the state they lead to.
+    public var replacement: MediaRequest? { state.withLock { $0.replacement } }
+
+    /// Aborts the request as replaced by `newer`.
+    func replace(by newer: MediaRequest) {
+        let unfinished = state.withLock { state in
+            if state.outcome == nil { state.replacement = newer }
+            return state.outcome == nil
+        }
+        if unfinished { finish(.aborted(.replaced)) }
+    }
 
     /// Records the outcome once; later calls are ignored.
     func finish(_ outcome: Outcome) {

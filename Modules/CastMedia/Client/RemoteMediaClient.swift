@@ -433,7 +433,7 @@ public final class RemoteMediaClient: Sendable {
                 defer { state.inFlight[group] = request }
                 return state.inFlight[group]
             }
-            replaced?.finish(.aborted(.replaced))
+            replaced?.replace(by: request)
         }
         if logger.logLevel <= .debug {
             var logger = self.logger
